@@ -1,0 +1,20 @@
+"""Dynamo Lab's engine: run the real torch._dynamo and record every step it takes.
+
+    >>> import torch, capture
+    >>> r = capture.trace(lambda x: x.sin() + 1, torch.randn(4))
+    >>> print(r)            # steps, stack, graph, guards, rewritten bytecode
+
+Nothing here imports IPython or ipywidgets; views live in `widgets`.
+"""
+
+from .recorder import DEFAULT_MAX_STEPS, active, record, trace
+from .recording import (
+    CodeInfo, Compile, Event, Guard, GraphBreak, Instr, Node, Recording, ResumeFunction,
+    Step, Var,
+)
+
+__all__ = [
+    "record", "trace", "active", "DEFAULT_MAX_STEPS",
+    "Recording", "Compile", "Step", "Var", "Guard", "Node", "Event", "GraphBreak",
+    "ResumeFunction", "CodeInfo", "Instr",
+]

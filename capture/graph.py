@@ -1,0 +1,36 @@
+"""FX nodes as records: op, target, arguments, fake-tensor metadata, creating step."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .recording import Node
+from .variables import shorten, tensor_meta
+
+
+def target_name(target: Any) -> str:
+    """`torch.sin`, `operator.add`, `relu` (a method name) or a module path."""
+    if isinstance(target, str):
+        return target
+    name = getattr(target, "__name__", None)
+    if name is None:
+        return shorten(str(target), 60)
+    module = getattr(target, "__module__", None)
+    if module in (None, "builtins"):
+        return name
+    if module == "_operator":
+        module = "operator"
+    if module.startswith("torch._C._nn"):
+        module = "torch._C._nn"
+    return f"{module}.{name}"
+
+
+def describe_node(node: Any, step: int | None) -> Node:
+    args = ", ".join([repr(a) for a in node.args] + [f"{k}={v!r}" for k, v in node.kwargs.items()])
+    shape, dtype = None, None
+    value = node.meta.get("example_value")
+    if value is not None:
+        shape, dtype = tensor_meta(value)
+    return Node(name=node.name, op=node.op, target=target_name(node.target),
+                args=shorten(args, 120), inputs=tuple(n.name for n in node.all_input_nodes),
+                shape=shape, dtype=dtype, step=step)

@@ -1,0 +1,99 @@
+"""Guards as records: what Dynamo installed, where it came from, how it renders.
+
+Dynamo keeps a `Guard` object per guard while tracing (kind, source, the user
+stack that caused it) and renders the final checks as a tree
+(`str(guard_manager)`, exactly what TORCH_LOGS=guards prints). A recording
+keeps both: each installed guard with its step and user line, matched to its
+rendered line in the tree.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .recording import Guard
+from .variables import shorten
+
+MAX_GUARD_TEXT = 400
+
+# `| | +- TENSOR_MATCH: check_tensor(L['x'], ...)  # y = x.sin()  # f.py:3 in f`
+# Guards whose rendered leaf goes by another name in the tree.
+_RENDERED_AS = {"AUTOGRAD_SAVED_TENSORS_HOOKS": "LAMBDA_GUARD",
+                "TORCH_FUNCTION_STATE": "TORCH_FUNCTION_MODE_STACK"}
+
+_LEAF = re.compile(r"^[| ]*\+- ([A-Z][A-Z0-9_]*): (.*)$")
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """One leaf check of the rendered guard tree."""
+
+    kind: str
+    text: str
+
+
+def describe_guard(g: Any, *, ambient: bool = False, step: int | None = None) -> Guard:
+    try:
+        kind = g.create_fn_name()
+    except Exception:
+        kind = "GUARD"
+    source = getattr(g, "name", None) or None
+    lineno = line = code_name = None
+    stack = getattr(g, "user_stack", None)
+    if stack:
+        frame = stack[-1]
+        lineno, line, code_name = frame.lineno, (frame.line or "").strip() or None, frame.name
+    text = f"{kind}: {source}" if source else kind
+    return Guard(text=shorten(text, MAX_GUARD_TEXT), kind=kind, source=source, ambient=ambient,
+                 step=step, lineno=lineno, line=line, code_name=code_name)
+
+
+def guard_tree_leaves(tree: str) -> list[Leaf]:
+    """The leaf checks of a guard tree, without the tree drawing or trailing comments."""
+    leaves = []
+    for raw in tree.splitlines():
+        m = _LEAF.match(raw)
+        if m:
+            kind, text = m.group(1), m.group(2)
+            text = text.split("  # ", 1)[0].rstrip()
+            leaves.append(Leaf(kind, shorten(f"{kind}: {text}", MAX_GUARD_TEXT)))
+    return leaves
+
+
+def match_guard_texts(details: list[Guard], leaves: list[Leaf]) -> list[Guard]:
+    """Give each installed guard its rendered text; add the checks no step installed.
+
+    A guard matches the first unused leaf of the same kind that mentions its
+    source. Leaves left over (dynamic-shape checks, aliasing checks) were built
+    when the guards were compiled, after the last instruction: they get no step.
+    """
+    used = [False] * len(leaves)
+    out = []
+    for g in details:
+        for i, leaf in enumerate(leaves):
+            kind = _RENDERED_AS.get(g.kind, g.kind)
+            if not used[i] and leaf.kind == kind and (g.source is None or g.source in leaf.text
+                                                      or kind != g.kind):
+                used[i] = True
+                g = replace(g, text=leaf.text)
+                break
+        else:
+            # Rendered under another kind (MODULE_MATCH and BUILTIN_MATCH become
+            # ID_MATCH): match on the exact source instead.
+            for i, leaf in enumerate(leaves):
+                if not used[i] and g.source and _leaf_source(leaf.text) == g.source:
+                    used[i] = True
+                    g = replace(g, text=leaf.text)
+                    break
+        out.append(g)
+    for i, leaf in enumerate(leaves):
+        if not used[i]:
+            out.append(Guard(text=leaf.text, kind=leaf.kind, source=_leaf_source(leaf.text)))
+    return out
+
+
+def _leaf_source(text: str) -> str | None:
+    m = re.search(r"\b([LG]\[[^\]]+\](?:[.\[][^ ,()]*)?)", text)
+    return m.group(1) if m else None

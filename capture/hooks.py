@@ -1,0 +1,190 @@
+"""The one seam between the recorder and torch._dynamo (torch 2.13.0).
+
+Every install here returns its undo, and `install()` returns one undo that
+reverses them all in the opposite order. Each hook names the Dynamo behaviour it
+depends on, so a torch upgrade that moves one fails here, loudly, in one place.
+
+Hooks (all checked on 2.13.0):
+
+- `InstructionTranslatorBase.step` runs exactly one instruction, for the frame
+  being compiled, for inlined callees (`InliningInstructionTranslator`) and for
+  resume functions. Wrapped to call `listener.on_step(tx, inst, exc)` after it.
+- `InstructionTranslatorBase.log_graph_break` is called once when an attempt
+  meets an unsupported instruction (before the restart). Wrapped to report it.
+- `OutputGraph.call_user_compiler(gm, example_inputs)` hands each graph to the
+  backend, whichever backend the user chose. Wrapped to see `gm` first.
+- `convert_frame._compile` compiles one frame (all its attempts); it is looked
+  up as a module global by `ConvertFrameAssert.__call__`. Wrapped to see its
+  compile id, its result (the guard manager) and any exception.
+- `convert_frame.get_and_maybe_log_recompilation_reasons` returns the failed
+  guards of a recompile; looked up as a module global in `_compile`.
+- `convert_frame.register_bytecode_hook(hook)` (official): `hook(code, new_code)`
+  for every rewritten frame, including resume functions.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, Protocol
+
+Undo = Callable[[], None]
+
+
+class Listener(Protocol):
+    def on_step(self, tx: Any, inst: Any, exc: BaseException | None) -> None: ...
+    def on_graph_break(self, tx: Any, reason: str, exc: BaseException) -> None: ...
+    def on_backend(self, output: Any, gm: Any) -> None: ...
+    def on_compile_start(self, code: Any, compile_id: Any) -> None: ...
+    def on_compile_end(self, code: Any, compile_id: Any, result: Any,
+                       exc: BaseException | None) -> None: ...
+    def on_recompile_reasons(self, code: Any, reasons: list[str]) -> None: ...
+    def on_bytecode(self, code: Any, new_code: Any) -> None: ...
+
+
+def _patch(owner: Any, name: str, make: Callable[[Any], Any]) -> Undo:
+    """Replace owner.name with make(original); the undo puts the original back."""
+    original = vars(owner)[name]
+    if getattr(original, "__dynamo_lab_wrapper__", False):
+        raise RuntimeError(
+            f"{owner.__name__}.{name} is already wrapped by a recording: "
+            "a previous recording did not finish; restart the kernel")
+    wrapper = make(original)
+    wrapper.__dynamo_lab_wrapper__ = True
+    setattr(owner, name, wrapper)
+
+    def undo() -> None:
+        setattr(owner, name, original)
+
+    return undo
+
+
+def _wrap_step(listener: Listener) -> Callable[[Any], Any]:
+    def make(original: Any) -> Any:
+        @functools.wraps(original)
+        def step(self: Any) -> bool:
+            ip = self.instruction_pointer
+            inst = self.instructions[ip] if ip is not None else None
+            try:
+                result = original(self)
+            except BaseException as e:
+                if inst is not None:
+                    listener.on_step(self, inst, e)
+                raise
+            if inst is not None:
+                listener.on_step(self, inst, None)
+            return result
+
+        return step
+
+    return make
+
+
+def _wrap_log_graph_break(listener: Listener) -> Callable[[Any], Any]:
+    def make(original: Any) -> Any:
+        @functools.wraps(original)
+        def log_graph_break(self: Any, code_options: Any, reason: str, exc: Any) -> None:
+            if not getattr(exc, "logged", False):
+                listener.on_graph_break(self, reason, exc)
+            return original(self, code_options, reason=reason, exc=exc)
+
+        return log_graph_break
+
+    return make
+
+
+def _wrap_call_user_compiler(listener: Listener) -> Callable[[Any], Any]:
+    def make(original: Any) -> Any:
+        @functools.wraps(original)
+        def call_user_compiler(self: Any, gm: Any, example_inputs: Any) -> Any:
+            listener.on_backend(self, gm)
+            return original(self, gm, example_inputs)
+
+        return call_user_compiler
+
+    return make
+
+
+def _wrap_compile(listener: Listener) -> Callable[[Any], Any]:
+    def make(original: Any) -> Any:
+        @functools.wraps(original)
+        def _compile(code: Any, *args: Any, **kwargs: Any) -> Any:
+            compile_id = kwargs.get("compile_id")
+            listener.on_compile_start(code, compile_id)
+            try:
+                result = original(code, *args, **kwargs)
+            except BaseException as e:
+                listener.on_compile_end(code, compile_id, None, e)
+                raise
+            listener.on_compile_end(code, compile_id, result, None)
+            return result
+
+        return _compile
+
+    return make
+
+
+def _wrap_recompile_reasons(listener: Listener) -> Callable[[Any], Any]:
+    def make(original: Any) -> Any:
+        @functools.wraps(original)
+        def get_and_maybe_log_recompilation_reasons(cache_entries: Any, frame: Any,
+                                                    *args: Any, **kwargs: Any) -> Any:
+            reasons = original(cache_entries, frame, *args, **kwargs)
+            listener.on_recompile_reasons(frame.f_code, list(reasons))
+            return reasons
+
+        return get_and_maybe_log_recompilation_reasons
+
+    return make
+
+
+def install(listener: Listener) -> Undo:
+    """Install every hook; return one undo. A failure half-way undoes what was done."""
+    from torch._dynamo import convert_frame, output_graph, symbolic_convert
+
+    tx_cls = symbolic_convert.InstructionTranslatorBase
+    undos: list[Undo] = []
+    try:
+        undos.append(_patch(tx_cls, "step", _wrap_step(listener)))
+        undos.append(_patch(tx_cls, "log_graph_break", _wrap_log_graph_break(listener)))
+        undos.append(_patch(output_graph.OutputGraph, "call_user_compiler",
+                            _wrap_call_user_compiler(listener)))
+        undos.append(_patch(convert_frame, "_compile", _wrap_compile(listener)))
+        undos.append(_patch(convert_frame, "get_and_maybe_log_recompilation_reasons",
+                                   _wrap_recompile_reasons(listener)))
+        handle = convert_frame.register_bytecode_hook(listener.on_bytecode)
+        undos.append(handle.remove)
+    except BaseException:
+        _run_all(undos)
+        raise
+    return lambda: _run_all(undos)
+
+
+def _run_all(undos: list[Undo]) -> None:
+    """Run every undo, newest first, even if one fails; re-raise the first failure."""
+    first: BaseException | None = None
+    while undos:
+        try:
+            undos.pop()()
+        except BaseException as e:  # keep undoing the rest
+            first = first or e
+    if first is not None:
+        raise first
+
+
+def installed() -> list[str]:
+    """Names of hooks of ours that are in place right now (empty when none is)."""
+    from torch._dynamo import convert_frame, output_graph, symbolic_convert
+
+    found = []
+    tx_cls = symbolic_convert.InstructionTranslatorBase
+    for owner, name in [(tx_cls, "step"), (tx_cls, "log_graph_break"),
+                        (output_graph.OutputGraph, "call_user_compiler"),
+                        (convert_frame, "_compile"),
+                        (convert_frame, "get_and_maybe_log_recompilation_reasons")]:
+        if getattr(getattr(owner, name), "__dynamo_lab_wrapper__", False):
+            found.append(f"{getattr(owner, '__name__', owner)}.{name}")
+    for hook in convert_frame._bytecode_hooks.values():
+        if getattr(getattr(hook, "__self__", None), "__dynamo_lab_listener__", False):
+            found.append("convert_frame.register_bytecode_hook")
+    return found

@@ -1,0 +1,492 @@
+"""The recorder: turns what Dynamo does, step by step, into a `Recording`.
+
+`record()` installs the hooks of `capture.hooks`, routes every callback to a
+`Recorder`, and always undoes the hooks on the way out. The recorder snapshots
+(never references) what it sees: each tracker becomes a `Var`, each FX node a
+`Node`, each guard a `Guard`, at the step that made it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import linecache
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from . import hooks
+from .bytecode import code_info, disassemble_code
+from .guards import describe_guard, guard_tree_leaves, match_guard_texts
+from .graph import describe_node
+from .recording import Compile, Event, GraphBreak, Recording, ResumeFunction, Step
+from .variables import VarReader, shorten
+
+DEFAULT_MAX_STEPS = 50_000
+
+_lock = threading.Lock()
+_active: Recorder | None = None
+
+
+@dataclass
+class _Attempt:
+    """Live bookkeeping for one attempt while it is being traced; dropped after."""
+
+    compile: Compile
+    output: Any
+    code: Any
+    seen_guards: set[Any] = field(default_factory=set)
+    guard_n: int = 0
+    graph_n: int = 0
+    graph_tail: Any = None
+    known_nodes: dict[str, int] = field(default_factory=dict)
+    # id(tx) -> (tx, code index, depth, inline stack)
+    tx_info: dict[int, tuple[Any, int, int, tuple[tuple[str, int | None], ...]]] = field(
+        default_factory=dict)
+    last_locals: dict[int, dict[str, Any]] = field(default_factory=dict)
+    code_index: dict[Any, int] = field(default_factory=dict)
+
+
+class Recorder:
+    """Receives Dynamo's callbacks (see `capture.hooks`) and fills a `Recording`."""
+
+    __dynamo_lab_listener__ = True
+
+    def __init__(self, recording: Recording, max_steps: int) -> None:
+        self.recording = recording
+        self.max_steps = max_steps
+        self.stored = 0
+        self.thread = threading.get_ident()
+        self.reader = VarReader()
+        self._attempt: _Attempt | None = None
+        self._output: Any = None
+        self._live: dict[int, _Attempt] = {}  # id(output graph) -> attempt
+        self._reasons: dict[Any, list[str]] = {}  # code -> failed guards of this recompile
+
+    # -- callbacks -----------------------------------------------------------
+
+    def on_step(self, tx: Any, inst: Any, exc: BaseException | None) -> None:
+        if threading.get_ident() != self.thread:
+            return
+        self._safely(self._step, tx, inst, exc)
+
+    def on_graph_break(self, tx: Any, reason: str, exc: BaseException) -> None:
+        if threading.get_ident() == self.thread:
+            self._safely(self._graph_break, tx, reason, exc)
+
+    def on_backend(self, output: Any, gm: Any) -> None:
+        if threading.get_ident() == self.thread:
+            self._safely(self._backend, output, gm)
+
+    def on_compile_start(self, code: Any, compile_id: Any) -> None:
+        pass
+
+    def on_compile_end(self, code: Any, compile_id: Any, result: Any,
+                       exc: BaseException | None) -> None:
+        if threading.get_ident() == self.thread:
+            self._safely(self._compile_end, code, compile_id, result, exc)
+
+    def on_recompile_reasons(self, code: Any, reasons: list[str]) -> None:
+        if threading.get_ident() == self.thread:
+            self._reasons[code] = [shorten(r, 400) for r in reasons]
+
+    def on_bytecode(self, code: Any, new_code: Any) -> None:
+        if threading.get_ident() == self.thread:
+            self._safely(self._bytecode, code, new_code)
+        return None
+
+    def _safely(self, fn: Callable[..., None], *args: Any) -> None:
+        """A recorder bug must never disturb Dynamo: it becomes an event instead."""
+        try:
+            fn(*args)
+        except Exception as e:  # noqa: BLE001 - reported in the recording
+            attempt = self._attempt
+            self.recording.events.append(Event(
+                "recorder_error", attempt.compile.compile_id if attempt else None,
+                shorten(f"{type(e).__name__}: {e}", 300)))
+
+    # -- steps -----------------------------------------------------------------
+
+    def _step(self, tx: Any, inst: Any, exc: BaseException | None) -> None:
+        output = tx.output
+        if output is not self._output:
+            self._begin_attempt(tx, output)
+        attempt = self._attempt
+        assert attempt is not None
+        c = attempt.compile
+        if exc is not None:
+            self._note_exception(c, exc)
+        if self.stored >= self.max_steps:
+            if not c.truncated:
+                c.truncated = self.recording.truncated = True
+                self.recording.events.append(Event(
+                    "step_cap", c.compile_id,
+                    f"max_steps={self.max_steps} reached: later steps are not stored "
+                    "(Dynamo runs on unaffected)"))
+            return
+        self.stored += 1
+        index = len(c.steps)
+        info = attempt.tx_info.get(id(tx))
+        if info is None or info[0] is not tx:
+            info = self._tx_info(attempt, tx)
+        _, code, depth, inline_stack = info
+
+        nodes_added = self._new_nodes(attempt, index)
+        guards_added = self._new_guards(attempt, index)
+
+        read = self.reader.read
+        stack = [read(v) for v in tx.stack]
+        new_locals = {name: read(v) for name, v in tx.symbolic_locals.items()}
+        previous = attempt.last_locals.get(id(tx))
+        if previous is not None and previous == new_locals:
+            new_locals = previous  # share the unchanged dict between steps
+        else:
+            attempt.last_locals[id(tx)] = new_locals
+
+        positions = getattr(inst, "positions", None)
+        lineno = getattr(positions, "lineno", None) or tx.lineno
+        argval = inst.argval
+        arg = ("" if argval is None else repr(argval) if inst.opname == "LOAD_CONST"
+               else str(argval))
+        c.steps.append(Step(
+            index=index, offset=inst.offset if inst.offset is not None else -1,
+            opname=inst.opname, argrepr=shorten(arg, 80), lineno=lineno, depth=depth,
+            code=code, stack=stack, locals=new_locals, graph_size=attempt.graph_n,
+            nodes_added=nodes_added, guards_added=guards_added, inline_stack=inline_stack,
+            code_name=tx.f_code.co_name))
+
+    def _begin_attempt(self, tx: Any, output: Any) -> None:
+        from torch._guards import CompileContext
+
+        root = tx
+        while getattr(root, "parent", None) is not None:
+            root = root.parent
+        code = root.f_code
+        trace_id = CompileContext.current_trace_id()
+        compile_id = str(trace_id) if trace_id is not None else "?"
+        info = code_info(code)
+        c = Compile(compile_id=compile_id, code_name=code.co_name, filename=code.co_filename,
+                    firstlineno=code.co_firstlineno, source_lines=list(info.source_lines),
+                    codes=[info])
+        c.recompile_reasons = list(self._reasons.get(code, []))
+        attempt = _Attempt(compile=c, output=output, code=code)
+        attempt.code_index[code] = 0
+        # Guards present before the first instruction are the ambient ones that
+        # OutputGraph installs for every frame (global state, default device, ...).
+        for g in output.guards.inner:
+            attempt.seen_guards.add(g)
+            c.guard_details.append(describe_guard(g, ambient=True))
+        attempt.guard_n = len(output.guards.inner)
+        self.recording.compiles.append(c)
+        self._attempt, self._output = attempt, output
+        self._live[id(output)] = attempt
+        self.reader.clear()
+        kind = "recompile" if c.recompile_reasons else "compile"
+        message = f"{c.code_name} ({_short_path(c.filename)}:{c.firstlineno})"
+        if c.recompile_reasons:
+            message += " because " + c.recompile_reasons[0].splitlines()[0]
+        self.recording.events.append(Event(kind, compile_id, message))
+
+    def _tx_info(self, attempt: _Attempt, tx: Any) -> tuple[Any, int, int, tuple]:
+        code = tx.f_code
+        index = attempt.code_index.get(code)
+        if index is None:
+            index = attempt.code_index[code] = len(attempt.compile.codes)
+            attempt.compile.codes.append(code_info(code))
+        chain = []
+        parent = getattr(tx, "parent", None)
+        while parent is not None:
+            chain.append((parent.f_code.co_name, parent.lineno))
+            parent = getattr(parent, "parent", None)
+        info = (tx, index, len(chain), tuple(reversed(chain)))
+        attempt.tx_info[id(tx)] = info
+        return info
+
+    def _new_nodes(self, attempt: _Attempt, index: int) -> list[str]:
+        graph = attempt.output.graph
+        nodes = graph.nodes
+        n = len(nodes)
+        tail = graph._root._prev  # the last node; torch.fx keeps nodes in a ring
+        if n == attempt.graph_n and tail is attempt.graph_tail:
+            return []
+        known = attempt.known_nodes
+        added = []
+        for node in reversed(nodes):
+            if node.name in known:
+                break
+            added.append(node)
+        added.reverse()
+        if len(added) < n - attempt.graph_n:
+            # Some were inserted before existing nodes (lifted inputs go to the front).
+            added = [node for node in nodes if node.name not in known]
+        c = attempt.compile
+        names = []
+        for node in added:
+            known[node.name] = len(c.nodes)
+            c.nodes.append(describe_node(node, index))
+            names.append(node.name)
+        attempt.graph_n, attempt.graph_tail = n, tail
+        return names
+
+    def _new_guards(self, attempt: _Attempt, index: int | None) -> list[int]:
+        inner = attempt.output.guards.inner
+        if len(inner) == attempt.guard_n:
+            return []
+        attempt.guard_n = len(inner)
+        seen = attempt.seen_guards
+        c = attempt.compile
+        added = []
+        for g in inner:
+            if g not in seen:
+                seen.add(g)
+                added.append(len(c.guard_details))
+                c.guard_details.append(describe_guard(g, step=index))
+        return added
+
+    def _note_exception(self, c: Compile, exc: BaseException) -> None:
+        from torch._dynamo import exc as dynamo_exc
+
+        if isinstance(exc, dynamo_exc.RestartAnalysis) and c.outcome != "restarted":
+            c.outcome = "restarted"
+            c.restart_reason = shorten(_first_line(getattr(exc, "restart_reason", None)
+                                                   or type(exc).__name__), 300)
+            self.recording.events.append(Event("restart", c.compile_id, c.restart_reason))
+
+    # -- the rest of a compile -------------------------------------------------------
+
+    def _graph_break(self, tx: Any, reason: str, exc: BaseException) -> None:
+        attempt = self._live.get(id(tx.output))
+        if attempt is None:
+            return
+        c = attempt.compile
+        lineno = tx.lineno
+        line = linecache.getline(tx.f_code.co_filename, lineno).strip() if lineno else None
+        c.graph_break = GraphBreak(reason=_break_reason(reason, exc), lineno=lineno, line=line,
+                                   code_name=tx.f_code.co_name, step=len(c.steps),
+                                   explanation=_explanation(exc))
+        self.recording.events.append(Event(
+            "graph_break", c.compile_id,
+            f"line {lineno} in {tx.f_code.co_name}: {c.graph_break.reason}"))
+
+    def _backend(self, output: Any, gm: Any) -> None:
+        attempt = self._live.get(id(output))
+        if attempt is None:
+            return
+        c = attempt.compile
+        c.graph_code = gm.code.strip("\n")
+        final = {node.name: node for node in gm.graph.nodes}
+        for i, record in enumerate(c.nodes):
+            node = final.get(record.name)
+            if node is None:
+                c.nodes[i] = replace(record, in_graph=False)
+            else:
+                c.nodes[i] = replace(record, inputs=tuple(n.name for n in node.all_input_nodes))
+        known = attempt.known_nodes
+        for name, node in final.items():
+            if name not in known:
+                known[name] = len(c.nodes)
+                c.nodes.append(describe_node(node, None))
+
+    def _bytecode(self, code: Any, new_code: Any) -> None:
+        attempt = self._attempt
+        if attempt is None or attempt.code is not code:
+            attempt = next((a for a in reversed(list(self._live.values())) if a.code is code), None)
+        if attempt is None:
+            return
+        c = attempt.compile
+        c.modified_bytecode = disassemble_code(new_code)
+        scope = getattr(attempt.output, "global_scope", {}) or {}
+        for name in new_code.co_names:
+            if name.startswith("__resume_at_"):
+                fn = scope.get(name)
+                resume_code = getattr(fn, "__code__", None)
+                if resume_code is not None:
+                    c.resume_functions.append(ResumeFunction(
+                        global_name=name, code_name=resume_code.co_name,
+                        bytecode=disassemble_code(resume_code)))
+
+    def _compile_end(self, code: Any, compile_id: Any, result: Any,
+                     exc: BaseException | None) -> None:
+        self._reasons.pop(code, None)
+        attempts = [a for a in self._live.values() if a.code is code]
+        if not attempts:
+            if exc is not None:
+                self._unrecorded_failure(code, compile_id, exc)
+            return
+        last = attempts[-1]
+        # Guards can still be installed after the last instruction (while the
+        # graph is compiled): they belong to no step.
+        self._new_guards(last, None)
+        c = last.compile
+        guarded = getattr(result, "guarded_code", None) if result is not None else None
+        if exc is not None:
+            c.outcome = "interrupted" if isinstance(exc, KeyboardInterrupt) else "error"
+            c.error = shorten(f"{type(exc).__name__}: {_first_line(exc)}", 400)
+            self.recording.events.append(Event(c.outcome, c.compile_id, c.error))
+        elif guarded is not None:
+            c.guard_tree = str(guarded.guard_manager)
+            leaves = guard_tree_leaves(c.guard_tree)
+            c.guards = [leaf.text for leaf in leaves]
+            c.guard_details = match_guard_texts(c.guard_details, leaves)
+            previous = _previous_attempt(self.recording, c)
+            if c.resume_functions:
+                if c.graph_break is None and previous is not None:
+                    c.graph_break = previous.graph_break
+                c.outcome = "graph break"
+            else:
+                c.outcome = "compiled"
+        else:
+            c.outcome = "skipped"
+            reason = getattr(result, "skip_reason", None)
+            if reason:
+                c.error = shorten(str(reason), 400)
+        for a in attempts:
+            if a.compile.outcome == "unfinished":
+                a.compile.outcome = c.outcome if exc is not None else "abandoned"
+            self._live.pop(id(a.output), None)
+            a.output = None
+        if self._attempt in attempts:
+            self._attempt, self._output = None, None
+        self.reader.clear()
+
+    def _unrecorded_failure(self, code: Any, compile_id: Any, exc: BaseException) -> None:
+        """A compile that failed before its first instruction: the cache limit, typically."""
+        text = f"{type(exc).__name__}: {_first_line(exc)}"
+        kind = "cache_limit" if "recompile" in text.lower() and "limit" in text.lower() else (
+            "interrupted" if isinstance(exc, KeyboardInterrupt) else "error")
+        self.recording.events.append(Event(
+            kind, str(compile_id) if compile_id is not None else None,
+            shorten(f"{code.co_name}: {text}", 400)))
+
+    def finish(self, ended_by: str | None) -> None:
+        """Close the recording: mark what never finished, read Dynamo's counters."""
+        for attempt in list(self._live.values()):
+            c = attempt.compile
+            if c.outcome == "unfinished":
+                c.outcome = "interrupted" if ended_by == "KeyboardInterrupt" else "unfinished"
+        self._live.clear()
+        self._attempt = self._output = None
+        self.reader.clear()
+        self.recording.ended_by = ended_by
+        self.recording.counters = read_counters()
+        if ended_by:
+            self.recording.events.append(Event("ended", None, ended_by))
+
+
+def _previous_attempt(recording: Recording, c: Compile) -> Compile | None:
+    base = c.compile_id.split("_")[0]
+    previous = None
+    for other in recording.compiles:
+        if other is c:
+            return previous
+        if other.compile_id.split("_")[0] == base:
+            previous = other
+    return previous
+
+
+def _break_reason(reason: str, exc: BaseException) -> str:
+    gb_type = getattr(exc, "gb_type", None)
+    text = str(exc) if exc is not None else reason
+    first = _first_line(text) if text else reason
+    if gb_type and gb_type not in first:
+        first = f"{gb_type}: {first}"
+    return shorten(first, 300)
+
+
+def _explanation(exc: BaseException) -> str | None:
+    """The `Explanation:` paragraph of a Dynamo graph-break message, if it has one."""
+    for line in str(getattr(exc, "msg", "") or exc).splitlines():
+        line = line.strip()
+        if line.startswith("Explanation:"):
+            return shorten(line.removeprefix("Explanation:").strip(), 400)
+    return None
+
+
+def _first_line(obj: Any) -> str:
+    for line in str(obj).splitlines():
+        if line.strip():
+            return line.strip()
+    return type(obj).__name__ if isinstance(obj, BaseException) else ""
+
+
+def _short_path(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
+def read_counters() -> dict[str, int]:
+    """Dynamo's own bookkeeping: graphs compiled, FX call nodes captured, breaks."""
+    from torch._dynamo.utils import counters
+
+    stats = counters.get("stats", {})
+    return {
+        "unique_graphs": int(stats.get("unique_graphs", 0)),
+        "calls_captured": int(stats.get("calls_captured", 0)),
+        "graph_breaks": int(sum(counters.get("graph_break", {}).values())),
+    }
+
+
+@contextlib.contextmanager
+def record(*, max_steps: int = DEFAULT_MAX_STEPS) -> Iterator[Recording]:
+    """Record everything Dynamo compiles inside the block, whatever the backend."""
+    global _active
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
+        raise ValueError(f"max_steps must be a positive whole number (got {max_steps!r}); "
+                         "for example record(max_steps=10_000)")
+    import torch
+
+    with _lock:
+        if _active is not None:
+            where = ("in another thread" if _active.thread != threading.get_ident()
+                     else "already, in this thread")
+            raise RuntimeError(
+                f"a recording is active {where}: Dynamo Lab records one thing at a time. "
+                "Finish the other `with capture.record():` block first.")
+        recording = Recording(torch_version=torch.__version__, max_steps=max_steps)
+        recorder = Recorder(recording, max_steps)
+        undo = hooks.install(recorder)
+        _active = recorder
+    ended_by = None
+    try:
+        yield recording
+    except KeyboardInterrupt:
+        ended_by = "KeyboardInterrupt"
+        raise
+    except BaseException as e:
+        ended_by = shorten(f"{type(e).__name__}: {_first_line(e)}", 300)
+        raise
+    finally:
+        try:
+            undo()
+        finally:
+            with _lock:
+                _active = None
+            recorder.finish(ended_by)
+
+
+def trace(fn: Callable[..., Any], *args: Any, backend: Any = "eager", reset: bool = True,
+          max_steps: int = DEFAULT_MAX_STEPS, compile_options: dict[str, Any] | None = None,
+          **kwargs: Any) -> Recording:
+    """Compile `fn` with `torch.compile`, call it once while recording, return the recording.
+
+    `compile_options` go to `torch.compile` (e.g. ``{"fullgraph": True}``); any
+    other keyword goes to `fn`. The call's return value is in `recording.result`.
+    """
+    import torch
+
+    if not callable(fn):
+        raise TypeError(f"trace() needs a function or module to compile, got "
+                        f"{type(fn).__name__}; for example capture.trace(f, torch.randn(4))")
+    if reset:
+        torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=backend, **(compile_options or {}))
+    with record(max_steps=max_steps) as recording:
+        recording.result = compiled(*args, **kwargs)
+    return recording
+
+
+def active() -> bool:
+    """Whether a recording is in progress (in any thread)."""
+    return _active is not None
+
+
+__all__ = ["record", "trace", "active", "DEFAULT_MAX_STEPS", "read_counters"]

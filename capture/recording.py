@@ -1,0 +1,418 @@
+"""The records a recording is made of: plain frozen data, no live torch objects.
+
+One step of a compile, as it appears in ``Recording.to_json()`` (vars are
+interned per compile: ``stack`` and ``locals`` hold indices into ``vars``)::
+
+    {"index": 5, "offset": 30, "opname": "CALL", "argrepr": "1", "lineno": 2,
+     "depth": 0, "code": 0, "stack": [3], "locals": {"x": 1, "y": null},
+     "graph_size": 2, "nodes_added": ["sin"], "guards_added": [7],
+     "inline_stack": []}
+
+and one of the compile's ``vars``::
+
+    {"kind": "TensorVariable", "python_type": "Tensor", "source": null,
+     "detail": "f32[4] node=sin", "lazy": false, "realized": true,
+     "node": "sin"}
+
+Every record carries what a learner reads; the viewer, the text view, the
+lesson checks and the tests all consume these records and nothing else.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Var:
+    """A VariableTracker as a learner reads it: class, modelled type, source, detail."""
+
+    kind: str
+    python_type: str | None = None
+    source: str | None = None
+    detail: str = ""
+    lazy: bool = False
+    realized: bool = True
+    node: str | None = None
+
+    def __str__(self) -> str:
+        text = self.kind
+        if self.detail:
+            text += f" {self.detail}"
+        if self.lazy and self.realized:
+            text += " (lazy, realized)"
+        if self.source:
+            text += f"  <- {self.source}"
+        return text
+
+
+@dataclass(frozen=True, slots=True)
+class Instr:
+    """One instruction of a disassembled code object."""
+
+    offset: int
+    opname: str
+    argrepr: str = ""
+    lineno: int | None = None
+    is_jump_target: bool = False
+
+    def __str__(self) -> str:
+        mark = ">>" if self.is_jump_target else "  "
+        return f"{mark} {self.offset:4d} {self.opname:<20} {self.argrepr}".rstrip()
+
+
+@dataclass(frozen=True, slots=True)
+class CodeInfo:
+    """A code object the compile walked: the frame itself or an inlined callee."""
+
+    name: str
+    filename: str
+    firstlineno: int
+    source_lines: tuple[str, ...] = ()
+    instructions: tuple[Instr, ...] = ()
+
+    @property
+    def bytecode(self) -> str:
+        """The disassembly as text, one instruction a line, with line numbers."""
+        return disassembly_text(self.instructions)
+
+
+def disassembly_text(instructions: tuple[Instr, ...] | list[Instr]) -> str:
+    lines = []
+    last = None
+    for ins in instructions:
+        line = "" if ins.lineno is None or ins.lineno == last else str(ins.lineno)
+        if ins.lineno is not None:
+            last = ins.lineno
+        lines.append(f"{line:>5} {ins}")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """An FX node the compile created, with the step that created it."""
+
+    name: str
+    op: str
+    target: str
+    args: str = ""
+    inputs: tuple[str, ...] = ()
+    shape: str | None = None
+    dtype: str | None = None
+    step: int | None = None
+    in_graph: bool = True
+
+    def __str__(self) -> str:
+        meta = f" {self.dtype}{self.shape}" if self.dtype else ""
+        return f"{self.name} = {self.op}[{self.target}]({self.args}){meta}"
+
+
+@dataclass(frozen=True, slots=True)
+class Guard:
+    """One guard Dynamo installed, with where it came from."""
+
+    text: str
+    kind: str
+    source: str | None = None
+    ambient: bool = False
+    step: int | None = None
+    lineno: int | None = None
+    line: str | None = None
+    code_name: str | None = None
+
+    def __str__(self) -> str:
+        where = "ambient" if self.ambient else (
+            f"line {self.lineno}: {self.line}" if self.lineno else "after tracing")
+        return f"{self.text}    # {where}"
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeFunction:
+    """A continuation Dynamo generated at a graph break."""
+
+    global_name: str
+    code_name: str
+    bytecode: str
+
+
+@dataclass(frozen=True, slots=True)
+class GraphBreak:
+    """Why and where tracing stopped."""
+
+    reason: str
+    lineno: int | None = None
+    line: str | None = None
+    code_name: str | None = None
+    step: int | None = None
+    explanation: str | None = None
+
+
+@dataclass(slots=True)
+class Step:
+    """One instruction the tracer executed, and the state it left behind."""
+
+    index: int
+    offset: int
+    opname: str
+    argrepr: str
+    lineno: int | None
+    depth: int
+    code: int
+    stack: list[Var]
+    locals: dict[str, Var]
+    graph_size: int
+    nodes_added: list[str] = field(default_factory=list)
+    guards_added: list[int] = field(default_factory=list)
+    inline_stack: tuple[tuple[str, int | None], ...] = ()
+    code_name: str = ""
+
+    def __str__(self) -> str:
+        line = f"L{self.lineno}" if self.lineno is not None else "L?"
+        indent = "  " * self.depth
+        head = f"#{self.index:<4} {line:<5} {indent}{self.opname} {self.argrepr}".rstrip()
+        stack = ", ".join(str(v) for v in reversed(self.stack))
+        text = f"{head:<44} stack(top first): [{stack}]"
+        if self.nodes_added:
+            text += f"  +nodes {', '.join(self.nodes_added)}"
+        if self.guards_added:
+            text += f"  +{len(self.guards_added)} guard(s)"
+        return text
+
+
+@dataclass(slots=True)
+class Compile:
+    """One attempt at one frame, in the order Dynamo made them."""
+
+    compile_id: str
+    code_name: str
+    filename: str
+    firstlineno: int
+    source_lines: list[str] = field(default_factory=list)
+    codes: list[CodeInfo] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    nodes: list[Node] = field(default_factory=list)
+    graph_code: str | None = None
+    guards: list[str] = field(default_factory=list)
+    guard_details: list[Guard] = field(default_factory=list)
+    guard_tree: str | None = None
+    modified_bytecode: str | None = None
+    resume_functions: list[ResumeFunction] = field(default_factory=list)
+    graph_break: GraphBreak | None = None
+    restart_reason: str | None = None
+    recompile_reasons: list[str] = field(default_factory=list)
+    outcome: str = "unfinished"
+    error: str | None = None
+    truncated: bool = False
+
+    @property
+    def frame_id(self) -> int:
+        return int(self.compile_id.split("/")[0].lstrip("!"))
+
+    @property
+    def attempt(self) -> int:
+        _, _, tail = self.compile_id.partition("/")
+        return int(tail.split("_")[1]) if "_" in tail else 0
+
+    @property
+    def original_bytecode(self) -> str:
+        return self.codes[0].bytecode if self.codes else ""
+
+    @property
+    def restarted(self) -> bool:
+        return self.outcome == "restarted"
+
+    def title(self) -> str:
+        """`[0/0] f — graph break at line 6, restarted` and the like."""
+        text = f"[{self.compile_id}] {self.code_name}"
+        notes = []
+        if self.graph_break is not None and self.graph_break.lineno is not None:
+            notes.append(f"graph break at line {self.graph_break.lineno}")
+        elif self.graph_break is not None:
+            notes.append("graph break")
+        if self.outcome not in ("compiled", "graph break") or not notes:
+            if self.outcome != "compiled":
+                notes.append(self.outcome)
+        if self.truncated:
+            notes.append("truncated")
+        return text + (" — " + ", ".join(notes) if notes else "")
+
+    def __str__(self) -> str:
+        from .text import compile_text
+
+        return compile_text(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something that happened while recording: compile, restart, recompile, break, limit."""
+
+    kind: str
+    compile_id: str | None
+    message: str = ""
+
+    def __str__(self) -> str:
+        where = f"[{self.compile_id}] " if self.compile_id else ""
+        return f"{self.kind:<14} {where}{self.message}"
+
+
+@dataclass(slots=True)
+class Recording:
+    """Everything Dynamo compiled while recording, in order."""
+
+    compiles: list[Compile] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    counters: dict[str, int] = field(default_factory=dict)
+    torch_version: str = ""
+    python_version: str = field(default_factory=lambda: sys.version.split()[0])
+    max_steps: int | None = None
+    truncated: bool = False
+    ended_by: str | None = None
+    result: Any = None
+
+    def compile(self, compile_id: str) -> Compile:
+        """The compile with this id (`0/0`, `0/0_1`, `1/0`)."""
+        for c in self.compiles:
+            if c.compile_id == compile_id:
+                return c
+        known = ", ".join(c.compile_id for c in self.compiles) or "none"
+        raise KeyError(f"no compile {compile_id!r} in this recording (it has: {known})")
+
+    @property
+    def steps(self) -> int:
+        return sum(len(c.steps) for c in self.compiles)
+
+    def __str__(self) -> str:
+        from .text import recording_text
+
+        return recording_text(self)
+
+    def __repr__(self) -> str:
+        ids = ", ".join(c.compile_id for c in self.compiles)
+        return f"<Recording {len(self.compiles)} compile(s) [{ids}], {self.steps} steps>"
+
+    # JSON -----------------------------------------------------------------
+
+    def to_json(self, **dumps_kwargs: Any) -> str:
+        """Serialise everything but `result` (a live value) to JSON."""
+        return json.dumps(_recording_to_dict(self), **dumps_kwargs)
+
+    @classmethod
+    def from_json(cls, text: str) -> Recording:
+        return _recording_from_dict(json.loads(text))
+
+
+def _plain(obj: Any) -> Any:
+    """A frozen record as a dict, tuples as lists."""
+    out = {}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if isinstance(value, tuple):
+            value = [list(v) if isinstance(v, tuple) else (_plain(v) if dataclasses.is_dataclass(v) else v)
+                     for v in value]
+        out[f.name] = value
+    return out
+
+
+def _compile_to_dict(c: Compile) -> dict[str, Any]:
+    var_index: dict[Var, int] = {}
+    vars_out: list[dict[str, Any]] = []
+
+    def intern(v: Var) -> int:
+        i = var_index.get(v)
+        if i is None:
+            i = var_index[v] = len(vars_out)
+            vars_out.append(_plain(v))
+        return i
+
+    steps = []
+    for s in c.steps:
+        steps.append({
+            "index": s.index, "offset": s.offset, "opname": s.opname,
+            "argrepr": s.argrepr, "lineno": s.lineno, "depth": s.depth,
+            "code": s.code, "code_name": s.code_name,
+            "stack": [intern(v) for v in s.stack],
+            "locals": {k: intern(v) for k, v in s.locals.items()},
+            "graph_size": s.graph_size, "nodes_added": list(s.nodes_added),
+            "guards_added": list(s.guards_added),
+            "inline_stack": [list(x) for x in s.inline_stack],
+        })
+    return {
+        "compile_id": c.compile_id, "code_name": c.code_name,
+        "filename": c.filename, "firstlineno": c.firstlineno,
+        "source_lines": list(c.source_lines),
+        "codes": [_plain(ci) for ci in c.codes],
+        "vars": vars_out,
+        "steps": steps,
+        "nodes": [_plain(n) for n in c.nodes],
+        "graph_code": c.graph_code,
+        "guards": list(c.guards),
+        "guard_details": [_plain(g) for g in c.guard_details],
+        "guard_tree": c.guard_tree,
+        "modified_bytecode": c.modified_bytecode,
+        "resume_functions": [_plain(r) for r in c.resume_functions],
+        "graph_break": _plain(c.graph_break) if c.graph_break else None,
+        "restart_reason": c.restart_reason,
+        "recompile_reasons": list(c.recompile_reasons),
+        "outcome": c.outcome, "error": c.error, "truncated": c.truncated,
+    }
+
+
+def _compile_from_dict(d: dict[str, Any]) -> Compile:
+    vars_ = [Var(**v) for v in d["vars"]]
+    codes = [CodeInfo(name=ci["name"], filename=ci["filename"], firstlineno=ci["firstlineno"],
+                      source_lines=tuple(ci["source_lines"]),
+                      instructions=tuple(Instr(**i) for i in ci["instructions"]))
+             for ci in d["codes"]]
+    steps = [Step(index=s["index"], offset=s["offset"], opname=s["opname"], argrepr=s["argrepr"],
+                  lineno=s["lineno"], depth=s["depth"], code=s["code"],
+                  stack=[vars_[i] for i in s["stack"]],
+                  locals={k: vars_[i] for k, i in s["locals"].items()},
+                  graph_size=s["graph_size"], nodes_added=list(s["nodes_added"]),
+                  guards_added=list(s["guards_added"]),
+                  inline_stack=tuple((a, b) for a, b in s["inline_stack"]),
+                  code_name=s["code_name"])
+             for s in d["steps"]]
+    return Compile(
+        compile_id=d["compile_id"], code_name=d["code_name"], filename=d["filename"],
+        firstlineno=d["firstlineno"], source_lines=list(d["source_lines"]), codes=codes,
+        steps=steps,
+        nodes=[Node(**{**n, "inputs": tuple(n["inputs"])}) for n in d["nodes"]],
+        graph_code=d["graph_code"], guards=list(d["guards"]),
+        guard_details=[Guard(**g) for g in d["guard_details"]],
+        guard_tree=d["guard_tree"], modified_bytecode=d["modified_bytecode"],
+        resume_functions=[ResumeFunction(**r) for r in d["resume_functions"]],
+        graph_break=GraphBreak(**d["graph_break"]) if d["graph_break"] else None,
+        restart_reason=d["restart_reason"], recompile_reasons=list(d["recompile_reasons"]),
+        outcome=d["outcome"], error=d["error"], truncated=d["truncated"],
+    )
+
+
+def _recording_to_dict(r: Recording) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA_VERSION,
+        "torch_version": r.torch_version, "python_version": r.python_version,
+        "max_steps": r.max_steps, "truncated": r.truncated, "ended_by": r.ended_by,
+        "counters": dict(r.counters),
+        "events": [_plain(e) for e in r.events],
+        "compiles": [_compile_to_dict(c) for c in r.compiles],
+    }
+
+
+def _recording_from_dict(d: dict[str, Any]) -> Recording:
+    if d.get("schema") != SCHEMA_VERSION:
+        raise ValueError(
+            f"this recording uses schema {d.get('schema')!r}; this version of capture reads "
+            f"schema {SCHEMA_VERSION}: record it again with the current version")
+    return Recording(
+        compiles=[_compile_from_dict(c) for c in d["compiles"]],
+        events=[Event(**e) for e in d["events"]],
+        counters=dict(d["counters"]), torch_version=d["torch_version"],
+        python_version=d["python_version"], max_steps=d["max_steps"],
+        truncated=d["truncated"], ended_by=d["ended_by"],
+    )
