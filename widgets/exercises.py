@@ -386,7 +386,7 @@ def predict_guard(recording: Any, answer: Any = ..., *, compile_id: str | None =
             if exact:
                 return True, _reveal_guard(exact[0])
             if same_kind:
-                return False, f"there is a {kind.upper()} guard, but not on {src}."
+                return False, f"there is a guard of kind {kind.upper()}, but not on {src}."
             on_src = [g for g in guards if g.source and _source_key(g.source) == src]
             if on_src:
                 return False, f"{src} is guarded, but not by {kind.upper()}."

@@ -1,0 +1,307 @@
+"""The lesson exercises: right answers pass in any reasonable spelling, wrong ones get
+specific feedback, odd input never raises, and the predict-then-reveal helpers agree
+with a real recording."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from widgets.exercises import (
+    Exercise, Result, predict_break_line, predict_choice, predict_guard, predict_number,
+    predict_set, predict_stack,
+)
+
+torch = pytest.importorskip("torch")
+capture = pytest.importorskip("capture")
+
+
+def branchy(x, n):
+    y = x.cos()
+    if n > 1:
+        y = y * n
+    print("between")
+    return y + 1
+
+
+def straight(x):
+    return x.sin() + 1
+
+
+@pytest.fixture(scope="module")
+def broken():
+    """A real recording with a graph break at the print (line 4 of `branchy`)."""
+    return capture.trace(branchy, torch.ones(3), 2)
+
+
+@pytest.fixture(scope="module")
+def whole():
+    return capture.trace(straight, torch.ones(3))
+
+
+def branchy_line(text: str) -> int:
+    lines, first = __import__("inspect").getsourcelines(branchy)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+# -- Exercise --------------------------------------------------------------------
+
+def doubling() -> Exercise:
+    return Exercise("q1", "What is 2 * 21?", check=lambda a: (a == 42, "2 * 21 is not that"),
+                    hint="Multiply.", solution="42", expected_form="an int")
+
+
+def test_right_answer_prints_correct(capsys):
+    doubling().check(42)
+    assert capsys.readouterr().out.startswith("q1: Correct!")
+
+
+def test_wrong_answer_gets_feedback_and_points_to_the_hint(capsys):
+    doubling().check(41)
+    out = capsys.readouterr().out
+    assert "Not quite" in out and "2 * 21 is not that" in out
+    assert "q1.hint()" in out and "q1.solution()" in out
+
+
+def test_placeholder_asks_for_an_answer_without_judging():
+    result = doubling().grade(...)
+    assert result.ok is None and not result
+    assert "replace ..." in result.message and "an int" in result.message
+
+
+def test_a_checker_that_raises_becomes_a_message_with_the_expected_form():
+    ex = Exercise("q", "len?", check=lambda a: (len(a) == 3, ""), expected_form="a list")
+    result = ex.grade(None)
+    assert result.ok is False
+    assert "TypeError" in result.message and "a list" in result.message
+
+
+def test_a_checker_may_return_a_bare_bool_or_a_result():
+    assert Exercise("q", "?", check=lambda a: a is True).grade(True).ok
+    assert not Exercise("q", "?", check=lambda a: Result(False, "nope")).grade(1).ok
+
+
+def test_hint_and_solution_print(capsys):
+    ex = doubling()
+    ex.hint()
+    ex.solution()
+    out = capsys.readouterr().out
+    assert "Hint (q1): Multiply." in out and "Solution (q1): 42" in out
+
+
+def test_html_views_escape_user_text():
+    ex = Exercise("<q>", "is <script>alert(1)</script> safe?", check=lambda a: False)
+    assert "<script>" not in ex._repr_html_()
+    assert "&lt;script&gt;" in ex._repr_html_()
+    assert "<b>" not in ex.grade("<b>").html()
+
+
+def test_name_that_is_not_an_identifier_still_points_to_the_hint():
+    ex = Exercise("Question 1", "?", check=lambda a: False)
+    assert "Call .hint()" in ex.grade(0).message
+
+
+def test_module_does_not_import_ipywidgets_ipython_or_torch():
+    path = Path(__file__).resolve().parent.parent / "widgets" / "exercises.py"
+    code = (
+        "import importlib.util, sys\n"
+        f"spec = importlib.util.spec_from_file_location('exercises', {str(path)!r})\n"
+        "mod = importlib.util.module_from_spec(spec); sys.modules['exercises'] = mod\n"
+        "spec.loader.exec_module(mod)\n"
+        "print(sorted(m for m in ('ipywidgets', 'IPython', 'torch') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+# -- predict_stack ------------------------------------------------------------------
+
+def first_step(recording, opname):
+    return next(s for s in recording.compiles[0].steps if s.opname == opname)
+
+
+def test_every_recorded_stack_is_accepted_as_its_own_answer(broken):
+    for step in broken.compiles[0].steps:
+        kinds = [v.kind for v in step.stack]
+        assert predict_stack(broken, step.index).grade(kinds).ok, step
+
+
+def test_dropping_an_item_from_a_recorded_stack_is_wrong_and_says_how_many(broken):
+    step = next(s for s in broken.compiles[0].steps if len(s.stack) >= 2)
+    result = predict_stack(broken, step.index).grade([v.kind for v in step.stack][1:])
+    assert not result and f"holds {len(step.stack)} items" in result.message
+
+
+@pytest.mark.parametrize("spelling", [
+    ["NullVariable", "GetAttrVariable"],
+    ("nullvariable", " getattrvariable "),
+    ["Null", "GetAttr"],
+    "NullVariable, GetAttrVariable",
+    "[NULL, GetAttr Variable]",
+])
+def test_sloppy_but_right_spellings_are_accepted(broken, spelling):
+    # LOAD_METHOD on a tensor leaves NULL under the bound-method tracker (Python 3.11).
+    step = first_step(broken, "LOAD_METHOD")
+    assert [v.kind for v in step.stack] == ["NullVariable", "GetAttrVariable"]
+    assert predict_stack(broken, {"opname": "LOAD_METHOD"}).grade(spelling).ok
+
+
+def test_recorded_vars_themselves_are_accepted(broken):
+    step = first_step(broken, "LOAD_METHOD")
+    assert predict_stack(broken, step.index).grade(list(step.stack)).ok
+
+
+def test_top_first_order_is_called_out(broken):
+    result = predict_stack(broken, {"opname": "LOAD_METHOD"}).grade(
+        ["GetAttrVariable", "NullVariable"])
+    assert not result and "reverse order" in result.message
+
+
+def test_predicting_a_realized_tensor_for_a_lazy_input_explains_laziness(broken):
+    step = first_step(broken, "LOAD_FAST")
+    assert step.stack[0].lazy and not step.stack[0].realized
+    result = predict_stack(broken, step.index).grade(["TensorVariable"])
+    assert not result and "lazy" in result.message
+
+
+def test_a_python_type_instead_of_a_tracker_is_called_out(broken):
+    step = next(s for s in broken.compiles[0].steps
+                if len(s.stack) == 1 and s.stack[0].kind == "TensorVariable")
+    result = predict_stack(broken, step.index).grade(["Tensor Variable"])
+    assert result.ok
+    wrong = predict_stack(broken, step.index).grade(["ConstantVariable"])
+    assert not wrong
+
+
+def test_a_correct_stack_reveals_the_details(broken):
+    step = next(s for s in broken.compiles[0].steps if s.nodes_added and s.stack)
+    result = predict_stack(broken, step.index).grade([v.kind for v in step.stack])
+    assert str(step.stack[-1]) in result.message
+
+
+def test_empty_stack_is_an_empty_list(broken):
+    step = next(s for s in broken.compiles[0].steps if not s.stack)
+    assert predict_stack(broken, step.index).grade([]).ok
+    assert not predict_stack(broken, step.index).grade(["TensorVariable"]).ok
+
+
+def test_predict_stack_with_an_answer_checks_at_once(broken, capsys):
+    assert predict_stack(broken, {"opname": "LOAD_METHOD"}, ["NullVariable", "GetAttrVariable"]) \
+        is None
+    assert "Correct" in capsys.readouterr().out
+
+
+def test_step_selectors(broken):
+    c = broken.compiles[0]
+    call = next(s for s in c.steps if s.opname == "CALL")
+    assert "step #%d" % call.index in predict_stack(broken, lambda s: s.opname == "CALL").question
+    assert "step #%d" % call.index in predict_stack(c, {"opname": "CALL"}).question
+    with pytest.raises(LookupError):
+        predict_stack(broken, {"opname": "NO_SUCH_OP"})
+
+
+# -- predict_guard --------------------------------------------------------------------
+
+def test_every_installed_guard_is_accepted_by_kind_and_source(broken):
+    final = broken.compile("0/0_1")
+    for g in final.guard_details:
+        if g.source and not g.ambient:
+            assert predict_guard(final).grade((g.kind, g.source)).ok, g
+
+
+def test_guard_kind_is_accepted_as_the_tree_prints_it(broken):
+    # The int argument is installed as CONSTANT_MATCH and printed as EQUALS_MATCH.
+    final = broken.compile("0/0_1")
+    ex = predict_guard(final, about="n")
+    assert ex.grade("equals_match").ok
+    assert ex.grade("EQUALS_MATCH: L['n']").ok
+    assert ex.grade(("EQUALS_MATCH", 'L["n"]')).ok
+    assert ex.grade({"kind": "CONSTANT_MATCH", "source": "n"}).ok
+
+
+def test_wrong_guard_kinds_are_rejected_specifically(broken):
+    ex = predict_guard(broken, compile_id="0/0_1", about="n")
+    result = ex.grade("TENSOR_MATCH")
+    assert not result and "no TENSOR_MATCH guard on n" in result.message
+    result = predict_guard(broken, compile_id="0/0_1").grade(("TENSOR_MATCH", "n"))
+    assert not result and "not on L['n']" in result.message
+    result = predict_guard(broken, compile_id="0/0_1").grade(("TYPE_MATCH", "x"))
+    assert not result and "L['x'] is guarded, but not by TYPE_MATCH" in result.message
+    result = predict_guard(broken, compile_id="0/0_1").grade(("TYPE_MATCH", "nowhere"))
+    assert not result and "has that kind or source" in result.message
+
+
+# -- predict_break_line -----------------------------------------------------------------
+
+def test_break_line_is_found_in_the_recording(broken):
+    line = branchy_line('print("between")')
+    ex = predict_break_line(broken)
+    assert ex.grade(line).ok
+    assert ex.grade(str(line)).ok and ex.grade(f"Line {line}").ok
+    assert ex.grade('print("between")').ok
+    early = ex.grade(branchy_line("x.cos()"))
+    assert not early and "later" in early.message
+    assert not ex.grade(None)
+
+
+def test_no_break_means_none_is_right(whole):
+    ex = predict_break_line(whole)
+    assert ex.grade(None).ok and ex.grade("none").ok
+    assert "nothing breaks" in ex.grade(1).message
+
+
+# -- numbers, sets, choices --------------------------------------------------------------
+
+def test_number_answers_against_a_real_counter(broken):
+    ex = predict_number("q", "How many graphs?", broken.counters["unique_graphs"])
+    graphs = broken.counters["unique_graphs"]
+    assert graphs == 2  # the prefix before the print and the resume function after it
+    for spelling in (2, 2.0, "2", " two "):
+        assert ex.grade(spelling).ok
+    assert "too high" in ex.grade(3).message and "too low" in ex.grade(1).message
+    assert "a number" in ex.grade(True).message
+
+
+def test_set_answers_ignore_order_and_case():
+    ex = predict_set("q", "Which?", ["sin", "add"])
+    assert ex.grade(["ADD", "sin"]).ok and ex.grade("sin, add").ok and ex.grade({"sin", "add"}).ok
+    result = ex.grade(["sin", "mul"])
+    assert not result and "'mul' does not belong" in result.message and "1 missing" in result.message
+
+
+def test_choice_answers_by_letter_or_text_with_per_option_feedback():
+    ex = predict_choice("q", "Unit of caching?", {"a": "the function", "b": "the code object"},
+                        "b", feedback={"a": "two closures share one entry"})
+    assert ex.grade("B").ok and ex.grade("The code object").ok
+    assert "two closures" in ex.grade("a").message
+    assert "one of 'a', 'b'" in ex.grade("c").message
+
+
+# -- nothing raises -------------------------------------------------------------------------
+
+weird = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(max_size=30),
+    st.lists(st.one_of(st.none(), st.integers(), st.text(max_size=10)), max_size=5),
+    st.dictionaries(st.text(max_size=5), st.integers(), max_size=3),
+    st.just(object()), st.just(str), st.just(...),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(answer=weird)
+def test_no_helper_raises_on_any_answer(broken, answer):
+    exercises = [
+        predict_stack(broken, {"opname": "LOAD_METHOD"}),
+        predict_guard(broken, compile_id="0/0_1"),
+        predict_break_line(broken),
+        predict_number("n", "?", 2),
+        predict_set("s", "?", ["a"]),
+        predict_choice("c", "?", {"a": "x", "b": "y"}, "a"),
+    ]
+    for ex in exercises:
+        result = ex.grade(answer)
+        assert isinstance(result, Result) and result.message
