@@ -65,35 +65,46 @@ def guard_tree_leaves(tree: str) -> list[Leaf]:
 def match_guard_texts(details: list[Guard], leaves: list[Leaf]) -> list[Guard]:
     """Give each installed guard its rendered text; add the checks no step installed.
 
-    A guard matches the first unused leaf of the same kind that mentions its
-    source. Leaves left over (dynamic-shape checks, aliasing checks) were built
-    when the guards were compiled, after the last instruction: they get no step.
+    A guard matches an unused leaf of the kind it renders as whose source is the
+    guard's; failing that, any unused leaf with its source (MODULE_MATCH and
+    BUILTIN_MATCH render as ID_MATCH). Leaves left over (dynamic-shape checks,
+    aliasing checks) were built after the last instruction: they get no step.
     """
+    by_kind_source: dict[tuple[str, str | None], list[int]] = {}
+    by_source: dict[str | None, list[int]] = {}
+    by_kind: dict[str, list[int]] = {}
+    sources = [_leaf_source(leaf.text) for leaf in leaves]
+    for i, (leaf, source) in enumerate(zip(leaves, sources)):
+        by_kind_source.setdefault((leaf.kind, source), []).append(i)
+        by_source.setdefault(source, []).append(i)
+        by_kind.setdefault(leaf.kind, []).append(i)
     used = [False] * len(leaves)
+
+    def take(candidates: list[int] | None) -> int | None:
+        for i in candidates or ():
+            if not used[i]:
+                used[i] = True
+                return i
+        return None
+
     out = []
     for g in details:
-        for i, leaf in enumerate(leaves):
-            kind = _RENDERED_AS.get(g.kind, g.kind)
-            if not used[i] and leaf.kind == kind and (g.source is None or g.source in leaf.text
-                                                      or kind != g.kind):
-                used[i] = True
-                g = replace(g, text=leaf.text)
-                break
-        else:
-            # Rendered under another kind (MODULE_MATCH and BUILTIN_MATCH become
-            # ID_MATCH): match on the exact source instead.
-            for i, leaf in enumerate(leaves):
-                if not used[i] and g.source and _leaf_source(leaf.text) == g.source:
-                    used[i] = True
-                    g = replace(g, text=leaf.text)
-                    break
-        out.append(g)
+        kind = _RENDERED_AS.get(g.kind, g.kind)
+        i = take(by_kind_source.get((kind, g.source)))
+        if i is None and (g.source is None or kind != g.kind):
+            i = take(by_kind.get(kind))
+        if i is None and g.source:
+            i = take(by_source.get(g.source))
+        out.append(replace(g, text=leaves[i].text) if i is not None else g)
     for i, leaf in enumerate(leaves):
         if not used[i]:
-            out.append(Guard(text=leaf.text, kind=leaf.kind, source=_leaf_source(leaf.text)))
+            out.append(Guard(text=leaf.text, kind=leaf.kind, source=sources[i]))
     return out
 
 
+_SOURCE = re.compile(r"\b([LG]\[[^\]]+\](?:[.\[][^ ,()]*)?)")
+
+
 def _leaf_source(text: str) -> str | None:
-    m = re.search(r"\b([LG]\[[^\]]+\](?:[.\[][^ ,()]*)?)", text)
+    m = _SOURCE.search(text)
     return m.group(1) if m else None

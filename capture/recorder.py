@@ -39,7 +39,10 @@ class _Attempt:
     guard_n: int = 0
     graph_n: int = 0
     graph_tail: Any = None
-    known_nodes: dict[str, int] = field(default_factory=dict)
+    # id(fx node) -> (node, index in Compile.nodes); the node is kept so ids stay unique
+    known_nodes: dict[int, tuple[Any, int]] = field(default_factory=dict)
+    # nodes seen by a hook in the middle of a step, listed when the step is stored
+    pending_nodes: list[str] = field(default_factory=list)
     # id(tx) -> (tx, code index, depth, inline stack)
     tx_info: dict[int, tuple[Any, int, int, tuple[tuple[str, int | None], ...]]] = field(
         default_factory=dict)
@@ -62,6 +65,7 @@ class Recorder:
         self._output: Any = None
         self._live: dict[int, _Attempt] = {}  # id(output graph) -> attempt
         self._reasons: dict[Any, list[str]] = {}  # code -> failed guards of this recompile
+        self._counters_before = read_counters()
 
     # -- callbacks -----------------------------------------------------------
 
@@ -132,6 +136,9 @@ class Recorder:
         _, code, depth, inline_stack = info
 
         nodes_added = self._new_nodes(attempt, index)
+        if attempt.pending_nodes:
+            nodes_added = attempt.pending_nodes + nodes_added
+            attempt.pending_nodes = []
         guards_added = self._new_guards(attempt, index)
 
         read = self.reader.read
@@ -212,17 +219,17 @@ class Recorder:
         known = attempt.known_nodes
         added = []
         for node in reversed(nodes):
-            if node.name in known:
+            if id(node) in known:
                 break
             added.append(node)
         added.reverse()
         if len(added) < n - attempt.graph_n:
             # Some were inserted before existing nodes (lifted inputs go to the front).
-            added = [node for node in nodes if node.name not in known]
+            added = [node for node in nodes if id(node) not in known]
         c = attempt.compile
         names = []
         for node in added:
-            known[node.name] = len(c.nodes)
+            known[id(node)] = (node, len(c.nodes))
             c.nodes.append(describe_node(node, index))
             names.append(node.name)
         attempt.graph_n, attempt.graph_tail = n, tail
@@ -230,17 +237,27 @@ class Recorder:
 
     def _new_guards(self, attempt: _Attempt, index: int | None) -> list[int]:
         inner = attempt.output.guards.inner
-        if len(inner) == attempt.guard_n:
+        n = len(inner)
+        if n == attempt.guard_n:
             return []
-        attempt.guard_n = len(inner)
         seen = attempt.seen_guards
+        fresh = []
+        if n > attempt.guard_n:
+            # Guards are appended to an ordered set: the new ones are at its end.
+            for g in reversed(inner):
+                if g in seen:
+                    break
+                fresh.append(g)
+            fresh.reverse()
+        if len(fresh) < n - attempt.guard_n:  # some were discarded meanwhile
+            fresh = [g for g in inner if g not in seen]
+        attempt.guard_n = n
         c = attempt.compile
         added = []
-        for g in inner:
-            if g not in seen:
-                seen.add(g)
-                added.append(len(c.guard_details))
-                c.guard_details.append(describe_guard(g, step=index))
+        for g in fresh:
+            seen.add(g)
+            added.append(len(c.guard_details))
+            c.guard_details.append(describe_guard(g, step=index))
         return added
 
     def _note_exception(self, c: Compile, exc: BaseException) -> None:
@@ -274,6 +291,11 @@ class Recorder:
             return
         c = attempt.compile
         c.graph_code = gm.code.strip("\n")
+        # The backend is called from inside a step (RETURN_VALUE or the break):
+        # nodes made since that step began belong to it.
+        if self.stored < self.max_steps:
+            attempt.pending_nodes += self._new_nodes(attempt, len(c.steps))
+        self._settle_names(attempt)
         final = {node.name: node for node in gm.graph.nodes}
         for i, record in enumerate(c.nodes):
             node = final.get(record.name)
@@ -281,11 +303,51 @@ class Recorder:
                 c.nodes[i] = replace(record, in_graph=False)
             else:
                 c.nodes[i] = replace(record, inputs=tuple(n.name for n in node.all_input_nodes))
-        known = attempt.known_nodes
+        recorded = {record.name for record in c.nodes}
         for name, node in final.items():
-            if name not in known:
-                known[name] = len(c.nodes)
+            if name not in recorded:
                 c.nodes.append(describe_node(node, None))
+
+    def _settle_names(self, attempt: _Attempt) -> None:
+        """Give nodes renamed while tracing their final names, in every record.
+
+        Dynamo renames a node after the variable it is stored in (`sin` becomes
+        `y` at `STORE_FAST y`), so the graph code says `y = l_x_.sin()`. Steps
+        and stack readings use the final name too, so each names one graph node.
+        """
+        c = attempt.compile
+        renamed = {}
+        for node, i in attempt.known_nodes.values():
+            old = c.nodes[i].name
+            if node.name != old:
+                renamed[old] = node.name
+                c.nodes[i] = replace(c.nodes[i], name=node.name)
+        if not renamed:
+            return
+        new_vars: dict[int, Any] = {}
+
+        def fix(v: Any) -> Any:
+            if v.node is None or v.node not in renamed:
+                return v
+            out = new_vars.get(id(v))
+            if out is None:
+                name = renamed[v.node]
+                out = new_vars[id(v)] = replace(
+                    v, node=name, detail=v.detail.replace(f"node={v.node}", f"node={name}"))
+            return out
+
+        done: set[int] = set()
+        attempt.pending_nodes = [renamed.get(n, n) for n in attempt.pending_nodes]
+        for step in c.steps:
+            step.nodes_added = [renamed.get(n, n) for n in step.nodes_added]
+            step.stack = [fix(v) for v in step.stack]
+            if id(step.locals) not in done:
+                done.add(id(step.locals))
+                for k, v in step.locals.items():
+                    step.locals[k] = fix(v)
+        for i, record in enumerate(c.nodes):
+            if any(a in renamed for a in record.inputs):
+                c.nodes[i] = replace(record, inputs=tuple(renamed.get(a, a) for a in record.inputs))
 
     def _bytecode(self, code: Any, new_code: Any) -> None:
         attempt = self._attempt
@@ -314,6 +376,9 @@ class Recorder:
                 self._unrecorded_failure(code, compile_id, exc)
             return
         last = attempts[-1]
+        for a in attempts:
+            if a.output is not None:
+                self._settle_names(a)
         # Guards can still be installed after the last instruction (while the
         # graph is compiled): they belong to no step.
         self._new_guards(last, None)
@@ -368,7 +433,10 @@ class Recorder:
         self._attempt = self._output = None
         self.reader.clear()
         self.recording.ended_by = ended_by
-        self.recording.counters = read_counters()
+        after = read_counters()
+        self.recording.counters = after
+        self.recording.counters_during = {
+            k: v - self._counters_before.get(k, 0) for k, v in after.items()}
         if ended_by:
             self.recording.events.append(Event("ended", None, ended_by))
 

@@ -268,6 +268,7 @@ class Recording:
     compiles: list[Compile] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     counters: dict[str, int] = field(default_factory=dict)
+    counters_during: dict[str, int] = field(default_factory=dict)
     torch_version: str = ""
     python_version: str = field(default_factory=lambda: sys.version.split()[0])
     max_steps: int | None = None
@@ -398,7 +399,7 @@ def _recording_to_dict(r: Recording) -> dict[str, Any]:
         "schema": SCHEMA_VERSION,
         "torch_version": r.torch_version, "python_version": r.python_version,
         "max_steps": r.max_steps, "truncated": r.truncated, "ended_by": r.ended_by,
-        "counters": dict(r.counters),
+        "counters": dict(r.counters), "counters_during": dict(r.counters_during),
         "events": [_plain(e) for e in r.events],
         "compiles": [_compile_to_dict(c) for c in r.compiles],
     }
@@ -412,7 +413,8 @@ def _recording_from_dict(d: dict[str, Any]) -> Recording:
     return Recording(
         compiles=[_compile_from_dict(c) for c in d["compiles"]],
         events=[Event(**e) for e in d["events"]],
-        counters=dict(d["counters"]), torch_version=d["torch_version"],
+        counters=dict(d["counters"]), counters_during=dict(d["counters_during"]),
+        torch_version=d["torch_version"],
         python_version=d["python_version"], max_steps=d["max_steps"],
         truncated=d["truncated"], ended_by=d["ended_by"],
     )
