@@ -101,12 +101,12 @@ class VarReader:
     def read(self, v: Any) -> Var:
         cached = self._cache.get(id(v))
         if cached is not None and cached[0] is v:
-            return cached[1]
+            var = cached[1]
+            if not (var.lazy and not var.realized and v.is_realized()):
+                return var
         cls = type(v)
         if issubclass(cls, self._lazy_class()):
-            var = self._read_lazy(v)
-            if not var.realized:  # its reading changes on realization
-                return var
+            var = self._read_lazy(v)  # re-read once it is realized (checked above)
         else:
             var = self._read_real(v, self.source_name(getattr(v, "source", None)))
             if cls.__name__ in _MUTABLE_KINDS:
