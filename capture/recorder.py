@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import linecache
+import re
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -92,7 +93,7 @@ class Recorder:
 
     def on_recompile_reasons(self, code: Any, reasons: list[str]) -> None:
         if threading.get_ident() == self.thread:
-            self._reasons[code] = [shorten(r, 400) for r in reasons]
+            self._reasons[code] = [_reason_line(r) for r in reasons]
 
     def on_bytecode(self, code: Any, new_code: Any) -> None:
         if threading.get_ident() == self.thread:
@@ -417,8 +418,15 @@ class Recorder:
     def _unrecorded_failure(self, code: Any, compile_id: Any, exc: BaseException) -> None:
         """A compile that failed before its first instruction: the cache limit, typically."""
         text = f"{type(exc).__name__}: {_first_line(exc)}"
-        kind = "cache_limit" if "recompile" in text.lower() and "limit" in text.lower() else (
-            "interrupted" if isinstance(exc, KeyboardInterrupt) else "error")
+        if "recompile limit" in text.lower():
+            from torch._dynamo import config
+
+            kind = "cache_limit"
+            text = (f"hit a recompile limit (recompile_limit={config.recompile_limit}, "
+                    f"accumulated_recompile_limit={config.accumulated_recompile_limit}): "
+                    "calls that fail every guard now run eagerly, without compiling")
+        else:
+            kind = "interrupted" if isinstance(exc, KeyboardInterrupt) else "error"
         self.recording.events.append(Event(
             kind, str(compile_id) if compile_id is not None else None,
             shorten(f"{code.co_name}: {text}", 400)))
@@ -468,6 +476,12 @@ def _explanation(exc: BaseException) -> str | None:
         if line.startswith("Explanation:"):
             return shorten(line.removeprefix("Explanation:").strip(), 400)
     return None
+
+
+def _reason_line(reason: str) -> str:
+    """`0/0: n == 0  # f.py:4 in f` from Dynamo's multi-line failure text."""
+    line = _first_line(reason)
+    return shorten(re.sub(r"\s{2,}#", "  #", line), 400)
 
 
 def _first_line(obj: Any) -> str:

@@ -201,3 +201,20 @@ def test_compile_lookup_names_the_known_ids():
         rec.compile("9/9")
     except KeyError as e:
         assert "0/0" in str(e)
+
+
+def test_hitting_the_recompile_limit_is_an_event_on_the_timeline(monkeypatch):
+    monkeypatch.setattr(torch._dynamo.config, "recompile_limit", 2)
+
+    def scaled(x, s):
+        return x * len(s)
+
+    torch._dynamo.reset()
+    g = torch.compile(scaled, backend="eager")
+    with capture.record() as rec:
+        results = [g(torch.ones(2), "a" * n) for n in range(4)]
+    assert [r.tolist() for r in results] == [[n, n] for n in (0.0, 1.0, 2.0, 3.0)]
+    assert [c.compile_id for c in rec.compiles] == ["0/0", "0/1"]
+    assert rec.compiles[1].recompile_reasons[0].startswith("0/0: s == ''")
+    (limit,) = [e for e in rec.events if e.kind == "cache_limit"]
+    assert limit.compile_id == "0/2" and "recompile_limit=2" in limit.message
