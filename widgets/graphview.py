@@ -11,18 +11,16 @@ k written with a fixed number of digits, e.g. 347 -> `r3 r34 r347`. Hiding every
 rank >= v then takes at most 9 selectors per digit: for v = 347, `r4`…`r9`,
 `r35`…`r39` and `r347`…`r349`.
 
-NOTE (renamed nodes): Dynamo renames a node in place when its value is stored in
-a local (`mul` becomes `b` at `STORE_FAST b`); the recording then holds the old
-name, no longer in the final graph, and the new name, seen at a later step. The
-two are drawn as one node, revealed when it was first made, labelled with both
-names. A node that left the graph for another reason is drawn dashed.
+Nodes are drawn under the names they have in the final graph (the recording
+settles Dynamo's in-place renames); a node that did not make it into the final
+graph is drawn dashed.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .panes import escape
@@ -31,18 +29,6 @@ if TYPE_CHECKING:
     from capture import Compile, Node
 
 LABEL_WIDTH = 34
-_WORD = re.compile(r"[A-Za-z_]\w*")
-
-
-@dataclass
-class _Drawn:
-    """One node as drawn: possibly several recorded names for one FX node."""
-
-    names: list[str]
-    node: Node
-    step: int | None
-    in_graph: bool
-    inputs: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -50,8 +36,8 @@ class GraphLayout:
     """A compile's graph laid out once, and the step at which each drawn node appears."""
 
     svg: str | None            # None when graphviz could not draw it
-    labels: tuple[str, ...]    # drawn nodes in order of appearance ("b (was mul)")
-    names: tuple[tuple[str, ...], ...]   # the recorded names behind each drawn node
+    labels: tuple[str, ...]    # one-line labels in the same order
+    names: tuple[str, ...]     # node names in order of appearance
     reveal: tuple[int, ...]    # step at which drawn node k appears, non-decreasing
     digits: int
     text: str                  # the nodes as text, for the fallback and for tests
@@ -62,50 +48,12 @@ class GraphLayout:
         return bisect_right(self.reveal, i)
 
     def rank_of(self, name: str) -> int | None:
-        for k, names in enumerate(self.names):
-            if name in names:
-                return k
-        return None
+        """The place of a node in the order of appearance."""
+        return self.names.index(name) if name in self.names else None
 
 
-def _merge_renames(nodes: list[Node]) -> list[_Drawn]:
-    """Group the recorded nodes into drawn nodes, joining in-place renames (see NOTE)."""
-    drawn: list[_Drawn] = []
-    which: dict[str, int] = {}
-    waiting: dict[tuple[str, str, str], list[int]] = {}
-
-    def key(n: Node) -> tuple[str, str, str]:
-        args = _WORD.sub(lambda m: f"#{which[m[0]]}" if m[0] in which else m[0], n.args)
-        return n.op, n.target, args
-
-    for n in nodes:
-        k = key(n)
-        if n.in_graph and waiting.get(k):
-            d = waiting[k].pop(0)
-            old = drawn[d]
-            if old.step is None or n.step is None or n.step >= old.step:
-                old.names.append(n.name)
-                old.node, old.in_graph = n, True
-                which[n.name] = d
-                continue
-        which[n.name] = len(drawn)
-        if not n.in_graph:
-            waiting.setdefault(k, []).append(len(drawn))
-        drawn.append(_Drawn(names=[n.name], node=n, step=n.step, in_graph=n.in_graph))
-    for d in drawn:
-        seen = []
-        for name in d.node.inputs:
-            j = which.get(name)
-            if j is not None and j not in seen and drawn[j] is not d:
-                seen.append(j)
-        d.inputs = seen  # indices into drawn
-    return drawn
-
-
-def _label(d: _Drawn) -> str:
-    n = d.node
-    name = d.names[-1] if d.in_graph else d.names[0]
-    head = name if len(d.names) == 1 else f"{name} (was {d.names[0]})"
+def _label(n: Node) -> str:
+    head = n.name
     if n.op == "placeholder":
         what = "input"
     elif n.op == "output":
@@ -138,15 +86,15 @@ def _rank_classes(k: int, digits: int) -> str:
 
 def dot_source(c: Compile) -> tuple[str, GraphLayout]:
     """The dot text for every node the compile created, and the layout minus its SVG."""
-    drawn = _merge_renames(c.nodes)
+    nodes = c.nodes
     last = max(len(c.steps) - 1, 0)
-    # Nodes made after the last step (the output node, renames seen only by the
-    # backend) appear at the last step: that is when the graph is complete.
-    order = sorted(range(len(drawn)), key=lambda j: (drawn[j].step if drawn[j].step is not None
+    # Nodes made after the last recorded step (the output node; any made past the step
+    # cap) appear at the last step: that is when the graph is complete.
+    order = sorted(range(len(nodes)), key=lambda j: (nodes[j].step if nodes[j].step is not None
                                                      else last, j))
-    rank = {j: k for k, j in enumerate(order)}
-    reveal = tuple(drawn[j].step if drawn[j].step is not None else last for j in order)
-    digits = max(len(str(max(len(drawn) - 1, 0))), 1)
+    rank = {nodes[j].name: k for k, j in enumerate(order)}
+    reveal = tuple(nodes[j].step if nodes[j].step is not None else last for j in order)
+    digits = len(str(max(len(nodes) - 1, 0)))
     lines = [
         "digraph G {",
         '  graph [rankdir=TB, nodesep=0.2, ranksep=0.3, bgcolor="transparent", '
@@ -155,32 +103,23 @@ def dot_source(c: Compile) -> tuple[str, GraphLayout]:
         'margin="0.08,0.03", height=0.3];',
         "  edge [arrowsize=0.6];",
     ]
-    labels = []
-    for j in order:
-        d = drawn[j]
-        k = rank[j]
-        label = _label(d)
-        labels.append(label.replace("\n", " · "))
-        classes = f"dl-op-{d.node.op} {_rank_classes(k, digits)}"
-        if not d.in_graph:
-            classes += " dl-dropped"
-        shape = ', shape=ellipse' if d.node.op in ("placeholder", "output") else ""
+    edges, text_rows = [], []
+    for k, j in enumerate(order):
+        n = nodes[j]
+        label = _label(n)
+        classes = f"dl-op-{n.op} {_rank_classes(k, digits)}" + ("" if n.in_graph else " dl-dropped")
+        shape = ", shape=ellipse" if n.op in ("placeholder", "output") else ""
         lines.append(f'  n{k} [label={_dot_string(label)}, class="{classes}"{shape}];')
-    for j in order:
-        d = drawn[j]
-        for src in d.inputs:
-            a, b = rank[src], rank[j]
-            lines.append(f'  n{a} -> n{b} [class="{_rank_classes(max(a, b), digits)}"];')
-    lines.append("}")
-    text_rows = []
-    for j in order:
-        d = drawn[j]
-        step = "after tracing" if d.step is None else f"step {d.step}"
-        gone = "" if d.in_graph else "   (not in the final graph)"
-        text_rows.append(f"{_label(d).splitlines()[0]} = {d.node.op}[{d.node.target}]"
-                         f"({d.node.args})   # {step}{gone}")
-    partial = GraphLayout(svg=None, labels=tuple(labels),
-                          names=tuple(tuple(drawn[j].names) for j in order), reveal=reveal,
+        for name in dict.fromkeys(n.inputs):  # each input once, in order
+            a = rank.get(name)
+            if a is not None and a != k:
+                edges.append(f'  n{a} -> n{k} [class="{_rank_classes(max(a, k), digits)}"];')
+        step = "after tracing" if n.step is None else f"step {n.step}"
+        gone = "" if n.in_graph else "   (not in the final graph)"
+        text_rows.append(f"{n}   # {step}{gone}")
+    lines += edges + ["}"]
+    partial = GraphLayout(svg=None, labels=tuple(_label(nodes[j]).replace("\n", " · ") for j in order),
+                          names=tuple(nodes[j].name for j in order), reveal=reveal,
                           digits=digits, text="\n".join(text_rows))
     return "\n".join(lines), partial
 
@@ -253,14 +192,14 @@ def svg_html(g: GraphLayout, scope: str) -> str:
     """The drawing, set once per compile; `step_style` then reveals it step by step."""
     if g.svg is None:
         return ""
-    return f'<div class="dl-graph {scope}">{g.svg}</div>'
+    return f'<div class="dl-pane-body dl-graph {scope}">{g.svg}</div>'
 
 
 def caption_html(g: GraphLayout, i: int, c: Compile) -> str:
     """The graph pane's title line: how much of the graph exists, what this step added."""
     shown = g.visible(i) if c.steps else len(g.reveal)
     before = g.visible(i - 1) if i > 0 else 0
-    new = [g.labels[k].split(" · ")[0] for k in range(before, shown)] if c.steps else []
+    new = list(g.names[before:shown]) if c.steps else []
     text = f"FX graph <span class=\"dl-dim\">· {shown} of {len(g.reveal)} node(s)"
     if new:
         text += " · new: " + ", ".join(f"<code>{escape(n)}</code>" for n in new)

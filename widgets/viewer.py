@@ -135,7 +135,7 @@ class TraceViewer(W.VBox):
                                   description="step", layout=W.Layout(flex="1 1 auto",
                                                                       min_width="120px"))
         self.position = W.HTML()
-        W.jslink((self.play, "value"), (self.slider, "value"))
+        self.play_link = W.jslink((self.play, "value"), (self.slider, "value"))
         traitlets.link((self, "step"), (self.slider, "value"))
         traitlets.link((self, "compile_index"), (self.selector, "value"))
 
@@ -148,7 +148,8 @@ class TraceViewer(W.VBox):
         self.back.on_click(lambda _: self._go(self.step - 1))
         self.forward.on_click(lambda _: self._go(self.step + 1))
         self.last.on_click(lambda _: self._go(len(self._c.steps) - 1))
-        self.to_line.on_click(lambda _: self._go(next_line(self._c, self.step)))
+        self.to_line.on_click(lambda _: self._go(next_line(self._c, self.step)
+                                                 or len(self._c.steps) - 1))
         self.to_node.on_click(lambda _: self._go(self._mark().node[self.step]))
         self.to_guard.on_click(lambda _: self._go(self._mark().guard[self.step]))
         self.to_break.on_click(lambda _: self._go(break_step(self._c)))
