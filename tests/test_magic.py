@@ -246,3 +246,29 @@ def test_unload_removes_the_magic(ipython_shell):
     finally:
         ipython_shell.run_line_magic("load_ext", "widgets")
     assert "capture_trace" in ipython_shell.magics_manager.magics["cell"]
+
+
+def test_an_interrupt_ends_the_recording_and_leaves_the_shell_usable(run, ipython_shell):
+    cell = '''%%capture_trace
+torch.compile(lambda x: x + 1, backend="eager")(torch.ones(2))
+raise KeyboardInterrupt
+'''
+    result, out, err, shown = run(cell)
+    assert "KeyboardInterrupt" in out + err
+    assert ipython_shell.user_ns["_trace"].ended_by == "KeyboardInterrupt"
+    assert shown and "KeyboardInterrupt" in shown[0].header.value
+
+
+def test_a_recorder_that_cannot_start_is_a_one_line_error(run, monkeypatch):
+    import contextlib
+
+    @contextlib.contextmanager
+    def refuses(**options):
+        raise RuntimeError("Dynamo is still wrapped by an old recording: restart the kernel")
+        yield
+
+    monkeypatch.setattr(capture, "record", refuses)
+    result, out, err, shown = run(TWO_FUNCTIONS.format(options=""))
+    line = one_line(out + err)
+    assert line.startswith("UsageError: could not start recording") and "restart the kernel" in line
+    assert "between graphs" not in out

@@ -300,7 +300,8 @@ def test_colours_come_only_from_jupyterlab_theme_variables():
     assert not re.search(r"#[0-9a-fA-F]{3,8}\b|\brgba?\(|\bhsla?\(", css)
     for prop, value in re.findall(r"(?<![-\w])(color|background|fill|stroke|border[-\w]*)\s*:\s*([^;]+);", css):
         colours = [w for w in re.split(r"[\s,()]+", value) if w and not re.match(
-            r"^(var|--jp-[-\w]+|\d[\w.]*|solid|transparent|none|inherit)$", w)]
+            r"^(var|--jp-[-\w]+|\d[\w.%]*|solid|transparent|none|inherit|color-mix|in|srgb)$",
+            w)]
         assert not colours, (prop, value)
 
 

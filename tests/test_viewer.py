@@ -233,3 +233,16 @@ def test_an_exception_that_ended_the_recording_is_shown_in_the_header(viewer_rec
     v = TraceViewer(r)
     assert "ZeroDivisionError: division by zero" in v.header.value
     assert "dl-error" in v.header.value
+
+
+def test_importing_widgets_imports_neither_torch_nor_is_imported_by_capture():
+    import subprocess
+    import sys
+
+    code = ("import sys, widgets, widgets.panes, widgets.graphview, widgets.viewer; "
+            "print('torch' in sys.modules); "
+            "[sys.modules.pop(m) for m in list(sys.modules) if m.split('.')[0] == 'widgets']; "
+            "import capture, capture.recorder; print('widgets' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "False"]

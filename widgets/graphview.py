@@ -177,10 +177,12 @@ def step_style(g: GraphLayout, i: int, scope: str) -> str:
     if hidden:
         rules.append(", ".join(f".{scope} .{cls}" for cls in hidden) + " { display: none; }")
     if shown > before:
-        new = [f".{scope} .node.{_exact(k, g.digits)}" for k in range(before, shown)]
+        # As specific as the stylesheet's own node rules, plus one class, so it wins.
+        new = [f".dl-viewer .dl-graph.{scope} svg .node.{_exact(k, g.digits)}"
+               for k in range(before, shown)]
         rules.append(", ".join(f"{sel} path, {sel} polygon, {sel} ellipse" for sel in new)
                      + " { stroke: var(--jp-warn-color1); stroke-width: 3px;"
-                       " fill: var(--jp-warn-color3); }")
+                       " fill: color-mix(in srgb, var(--jp-warn-color1) 30%, transparent); }")
     return "<style>" + "\n".join(rules) + "</style>"
 
 

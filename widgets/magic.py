@@ -135,13 +135,15 @@ class CaptureTraceMagics(Magics):
             torch._dynamo.reset()
         body, expr = compiled
         shell = self.shell
-        value, error = None, None
+        recording, value, error = None, None, None
         try:
             with capture.record(max_steps=args.max_steps) as recording:
                 exec(body, shell.user_global_ns, shell.user_ns)
                 if expr is not None:
                     value = eval(expr, shell.user_global_ns, shell.user_ns)
         except (Exception, KeyboardInterrupt) as e:
+            if recording is None:  # the recorder could not start; the cell did not run
+                raise UsageError(f"could not start recording: {e}") from None
             error = e
             _show_error(shell, e)
         return recording, value, error

@@ -79,8 +79,8 @@ class _Marks:
                 nxt_guard = j
 
 
-def _button(text: str, tip: str) -> W.Button:
-    return W.Button(description=text, tooltip=tip, layout=W.Layout(width="auto"))
+def _button(text: str, tip: str, icon: str = "") -> W.Button:
+    return W.Button(description=text, tooltip=tip, icon=icon, layout=W.Layout(width="auto"))
 
 
 def _pane(extra: str = "") -> W.HTML:
@@ -125,10 +125,10 @@ class TraceViewer(W.VBox):
                                    layout=W.Layout(width="100%", max_width="760px"))
         self.summary = W.HTML()
 
-        self.first = _button("⏮ first", "first step")
-        self.back = _button("◀ back", "previous step")
-        self.forward = _button("forward ▶", "next step")
-        self.last = _button("last ⏭", "last step")
+        self.first = _button("first", "first step", "fast-backward")
+        self.back = _button("back", "previous step", "step-backward")
+        self.forward = _button("forward", "next step", "step-forward")
+        self.last = _button("last", "last step", "fast-forward")
         self.play = W.Play(value=0, min=0, max=0, step=1, interval=400, show_repeat=False,
                            tooltip="play / pause", description="play")
         self.slider = W.IntSlider(value=0, min=0, max=0, readout=False, continuous_update=True,
@@ -158,7 +158,7 @@ class TraceViewer(W.VBox):
         self.source = _pane()
         self.bytecode = _pane()
         self.stack = _pane()
-        self.graph = _pane()          # title and the per-step <style> (or the text fallback)
+        self.graph = W.HTML(layout=W.Layout(min_width="0"))  # title, per-step <style> or text
         self.drawing = W.HTML(layout=W.Layout(min_width="0"))  # the SVG, set once per compile
         self.guards = _pane()
         self.original = _pane()
