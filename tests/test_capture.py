@@ -203,9 +203,14 @@ def test_compile_lookup_names_the_known_ids():
         assert "0/0" in str(e)
 
 
-def test_hitting_the_recompile_limit_is_an_event_on_the_timeline(monkeypatch):
-    monkeypatch.setattr(torch._dynamo.config, "recompile_limit", 2)
+def test_hitting_the_recompile_limit_is_an_event_on_the_timeline():
+    # config.patch, not monkeypatch: torch's config module hides an option that
+    # monkeypatch deletes and re-sets, breaking every later compile in the process.
+    with torch._dynamo.config.patch(recompile_limit=2):
+        hit_the_limit()
 
+
+def hit_the_limit():
     def scaled(x, s):
         return x * len(s)
 
