@@ -466,7 +466,9 @@ def step_text(c: Compile, i: int) -> str:
     out.append(f"  graph nodes so far: {', '.join(made) or '(none)'}")
     guards = [g for g in c.guard_details if not g.ambient and g.step is not None and g.step <= i]
     out.append(f"  guards installed so far by the code ({len(guards)}):")
-    out += [f"    [step {g.step}] {g}" for g in guards]
+    for g in guards:
+        where = f"line {g.lineno}" + (f": {g.line}" if g.line else "") if g.lineno else ""
+        out.append(f"    [step {g.step}] {g.text}" + (f"    # {where}" if where else ""))
     if c.graph_break is not None and c.graph_break.step == i:
         out.append(f"  graph break here: {c.graph_break.reason}")
     return "\n".join(out)
