@@ -50,5 +50,6 @@ def code_info(code: CodeType) -> CodeInfo:
 
 def disassemble_code(code: CodeType) -> str:
     """The disassembly text with a header, like TORCH_LOGS=bytecode prints it."""
-    header = f"{code.co_name} {code.co_filename} line {code.co_firstlineno}"
+    name = code.co_filename.rsplit("/", 1)[-1]
+    header = f"{code.co_name} {name} line {code.co_firstlineno}"
     return header + "\n" + disassembly_text(instructions(code))

@@ -66,8 +66,8 @@ def match_guard_texts(details: list[Guard], leaves: list[Leaf]) -> list[Guard]:
     """Give each installed guard its rendered text; add the checks no step installed.
 
     A guard matches an unused leaf of the kind it renders as whose source is the
-    guard's; failing that, any unused leaf with its source (MODULE_MATCH and
-    BUILTIN_MATCH render as ID_MATCH). Leaves left over (dynamic-shape checks,
+    guard's; failing that, an ID_MATCH on its source (MODULE_MATCH and
+    BUILTIN_MATCH render as ID_MATCH). A guard with no leaf keeps `KIND: source`. Leaves left over (dynamic-shape checks,
     aliasing checks) were built after the last instruction: they get no step.
     """
     by_kind_source: dict[tuple[str, str | None], list[int]] = {}
@@ -94,7 +94,8 @@ def match_guard_texts(details: list[Guard], leaves: list[Leaf]) -> list[Guard]:
         if i is None and (g.source is None or kind != g.kind):
             i = take(by_kind.get(kind))
         if i is None and g.source:
-            i = take(by_source.get(g.source))
+            # MODULE_MATCH, BUILTIN_MATCH and the like render as an ID_MATCH on the source.
+            i = take([j for j in by_source.get(g.source, ()) if leaves[j].kind == "ID_MATCH"])
         out.append(replace(g, text=leaves[i].text) if i is not None else g)
     for i, leaf in enumerate(leaves):
         if not used[i]:

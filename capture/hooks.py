@@ -20,11 +20,15 @@ Hooks (all checked on 2.13.0):
   guards of a recompile; looked up as a module global in `_compile`.
 - `convert_frame.register_bytecode_hook(hook)` (official): `hook(code, new_code)`
   for every rewritten frame, including resume functions.
+- A logging handler on the `torch._dynamo` logger, for WARNING and above (the
+  `.item()` graph-break warning, the recompile-limit warning). It only listens:
+  levels, other handlers and what reaches stderr stay as they were.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -40,6 +44,7 @@ class Listener(Protocol):
                        exc: BaseException | None) -> None: ...
     def on_recompile_reasons(self, code: Any, reasons: list[str]) -> None: ...
     def on_bytecode(self, code: Any, new_code: Any) -> None: ...
+    def on_warning(self, message: str) -> None: ...
 
 
 def _patch(owner: Any, name: str, make: Callable[[Any], Any]) -> Undo:
@@ -154,10 +159,32 @@ def install(listener: Listener) -> Undo:
                                    _wrap_recompile_reasons(listener)))
         handle = convert_frame.register_bytecode_hook(listener.on_bytecode)
         undos.append(handle.remove)
+        undos.append(_listen_to_warnings(listener))
     except BaseException:
         _run_all(undos)
         raise
     return lambda: _run_all(undos)
+
+
+class _WarningHandler(logging.Handler):
+    __dynamo_lab_wrapper__ = True
+
+    def __init__(self, listener: Listener) -> None:
+        super().__init__(level=logging.WARNING)
+        self.listener = listener
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.listener.on_warning(record.getMessage())
+        except Exception:  # a log line must never break a compile
+            pass
+
+
+def _listen_to_warnings(listener: Listener) -> Undo:
+    logger = logging.getLogger("torch._dynamo")
+    handler = _WarningHandler(listener)
+    logger.addHandler(handler)
+    return lambda: logger.removeHandler(handler)
 
 
 def _run_all(undos: list[Undo]) -> None:
@@ -187,4 +214,6 @@ def installed() -> list[str]:
     for hook in convert_frame._bytecode_hooks.values():
         if getattr(getattr(hook, "__self__", None), "__dynamo_lab_listener__", False):
             found.append("convert_frame.register_bytecode_hook")
+    if any(isinstance(h, _WarningHandler) for h in logging.getLogger("torch._dynamo").handlers):
+        found.append("logging handler on torch._dynamo")
     return found

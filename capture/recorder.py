@@ -44,6 +44,8 @@ class _Attempt:
     known_nodes: dict[int, tuple[Any, int]] = field(default_factory=dict)
     # nodes seen by a hook in the middle of a step, listed when the step is stored
     pending_nodes: list[str] = field(default_factory=list)
+    # where an unsupported instruction was met (kept for a fullgraph error)
+    unsupported_at: GraphBreak | None = None
     # id(tx) -> (tx, code index, depth, inline stack)
     tx_info: dict[int, tuple[Any, int, int, tuple[tuple[str, int | None], ...]]] = field(
         default_factory=dict)
@@ -100,6 +102,13 @@ class Recorder:
             self._safely(self._bytecode, code, new_code)
         return None
 
+    def on_warning(self, message: str) -> None:
+        if threading.get_ident() == self.thread:
+            attempt = self._attempt
+            self.recording.events.append(Event(
+                "warning", attempt.compile.compile_id if attempt else None,
+                shorten(_first_line(message), 300)))
+
     def _safely(self, fn: Callable[..., None], *args: Any) -> None:
         """A recorder bug must never disturb Dynamo: it becomes an event instead."""
         try:
@@ -120,7 +129,7 @@ class Recorder:
         assert attempt is not None
         c = attempt.compile
         if exc is not None:
-            self._note_exception(c, exc)
+            self._note_exception(attempt, tx, exc)
         if self.stored >= self.max_steps:
             if not c.truncated:
                 c.truncated = self.recording.truncated = True
@@ -261,14 +270,33 @@ class Recorder:
             c.guard_details.append(describe_guard(g, step=index))
         return added
 
-    def _note_exception(self, c: Compile, exc: BaseException) -> None:
+    def _note_exception(self, attempt: _Attempt, tx: Any, exc: BaseException) -> None:
         from torch._dynamo import exc as dynamo_exc
 
+        c = attempt.compile
         if isinstance(exc, dynamo_exc.RestartAnalysis) and c.outcome != "restarted":
             c.outcome = "restarted"
             c.restart_reason = shorten(_first_line(getattr(exc, "restart_reason", None)
                                                    or type(exc).__name__), 300)
             self.recording.events.append(Event("restart", c.compile_id, c.restart_reason))
+        elif isinstance(exc, dynamo_exc.Unsupported) and attempt.unsupported_at is None:
+            # The innermost step it passes through is where the instruction was.
+            attempt.unsupported_at = self._break_here(tx, c, "", exc)
+
+    def _break_here(self, tx: Any, c: Compile, reason: str, exc: BaseException) -> GraphBreak:
+        """The user line of an unsupported instruction: Dynamo's own `real_stack` of the
+        exception when it has one (the innermost user frame, inside inlined helpers),
+        else the translator's current line."""
+        stack = getattr(exc, "real_stack", None)
+        if stack:
+            frame = stack[-1]
+            lineno, code_name, line = frame.lineno, frame.name, (frame.line or "").strip()
+        else:
+            lineno, code_name = tx.lineno, tx.f_code.co_name
+            line = linecache.getline(tx.f_code.co_filename, lineno).strip() if lineno else ""
+        return GraphBreak(reason=_break_reason(reason, exc), lineno=lineno, line=line or None,
+                          code_name=code_name, step=len(c.steps),
+                          explanation=_explanation(exc))
 
     # -- the rest of a compile -------------------------------------------------------
 
@@ -277,14 +305,15 @@ class Recorder:
         if attempt is None:
             return
         c = attempt.compile
-        lineno = tx.lineno
-        line = linecache.getline(tx.f_code.co_filename, lineno).strip() if lineno else None
-        c.graph_break = GraphBreak(reason=_break_reason(reason, exc), lineno=lineno, line=line,
-                                   code_name=tx.f_code.co_name, step=len(c.steps),
-                                   explanation=_explanation(exc))
+        gb = self._break_here(tx, c, reason, exc)
+        inner = attempt.unsupported_at
+        if inner is not None and (inner.lineno, inner.code_name) == (gb.lineno, gb.code_name):
+            gb = replace(gb, step=inner.step)  # the instruction itself, maybe in a helper
+        attempt.unsupported_at = None
+        c.graph_break = gb
         self.recording.events.append(Event(
             "graph_break", c.compile_id,
-            f"line {lineno} in {tx.f_code.co_name}: {c.graph_break.reason}"))
+            f"line {c.graph_break.lineno} in {c.graph_break.code_name}: {c.graph_break.reason}"))
 
     def _backend(self, output: Any, gm: Any) -> None:
         attempt = self._live.get(id(output))
@@ -366,7 +395,8 @@ class Recorder:
                 if resume_code is not None:
                     c.resume_functions.append(ResumeFunction(
                         global_name=name, code_name=resume_code.co_name,
-                        bytecode=disassemble_code(resume_code)))
+                        bytecode=disassemble_code(resume_code),
+                        argnames=resume_code.co_varnames[:resume_code.co_argcount]))
 
     def _compile_end(self, code: Any, compile_id: Any, result: Any,
                      exc: BaseException | None) -> None:
@@ -386,6 +416,8 @@ class Recorder:
         c = last.compile
         guarded = getattr(result, "guarded_code", None) if result is not None else None
         if exc is not None:
+            if c.graph_break is None and last.unsupported_at is not None:
+                c.graph_break = last.unsupported_at  # fullgraph=True: the break became an error
             c.outcome = "interrupted" if isinstance(exc, KeyboardInterrupt) else "error"
             c.error = shorten(f"{type(exc).__name__}: {_first_line(exc)}", 400)
             self.recording.events.append(Event(c.outcome, c.compile_id, c.error))
@@ -396,8 +428,8 @@ class Recorder:
             c.guard_details = match_guard_texts(c.guard_details, leaves)
             previous = _previous_attempt(self.recording, c)
             if c.resume_functions:
-                if c.graph_break is None and previous is not None:
-                    c.graph_break = previous.graph_break
+                if c.graph_break is None and previous is not None and previous.graph_break:
+                    c.graph_break = _split_point(c, previous.graph_break)
                 c.outcome = "graph break"
             else:
                 c.outcome = "compiled"
@@ -458,6 +490,24 @@ def _previous_attempt(recording: Recording, c: Compile) -> Compile | None:
         if other.compile_id.split("_")[0] == base:
             previous = other
     return previous
+
+
+def _split_point(c: Compile, first: GraphBreak) -> GraphBreak:
+    """Where a restarted attempt stopped: its last instruction in the frame itself.
+
+    The earlier attempt met the unsupported instruction (maybe inside an
+    inlined helper); the restarted one compiles up to the frame's own
+    instruction that leads there and stops, so that is its last step at depth 0.
+    """
+    own = [s for s in c.steps if s.depth == 0]
+    if not own:
+        return replace(first, step=None)
+    last = own[-1]
+    source = c.codes[0].source_lines if c.codes else ()
+    k = (last.lineno or 0) - c.firstlineno
+    line = source[k].strip() if 0 <= k < len(source) else None
+    return replace(first, lineno=last.lineno, line=line or None, code_name=c.code_name,
+                   step=last.index)
 
 
 def _break_reason(reason: str, exc: BaseException) -> str:

@@ -139,6 +139,7 @@ class ResumeFunction:
     global_name: str
     code_name: str
     bytecode: str
+    argnames: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,6 +289,11 @@ class Recording:
     def steps(self) -> int:
         return sum(len(c.steps) for c in self.compiles)
 
+    @property
+    def graph_break_count(self) -> int:
+        """Graph breaks met while recording (Dynamo's own counter misses some kinds)."""
+        return sum(1 for e in self.events if e.kind == "graph_break")
+
     def __str__(self) -> str:
         from .text import recording_text
 
@@ -387,7 +393,8 @@ def _compile_from_dict(d: dict[str, Any]) -> Compile:
         graph_code=d["graph_code"], guards=list(d["guards"]),
         guard_details=[Guard(**g) for g in d["guard_details"]],
         guard_tree=d["guard_tree"], modified_bytecode=d["modified_bytecode"],
-        resume_functions=[ResumeFunction(**r) for r in d["resume_functions"]],
+        resume_functions=[ResumeFunction(**{**r, "argnames": tuple(r["argnames"])})
+                          for r in d["resume_functions"]],
         graph_break=GraphBreak(**d["graph_break"]) if d["graph_break"] else None,
         restart_reason=d["restart_reason"], recompile_reasons=list(d["recompile_reasons"]),
         outcome=d["outcome"], error=d["error"], truncated=d["truncated"],

@@ -223,3 +223,81 @@ def hit_the_limit():
     assert rec.compiles[1].recompile_reasons[0].startswith("0/0: s == ''")
     (limit,) = [e for e in rec.events if e.kind == "cache_limit"]
     assert limit.compile_id == "0/2" and "recompile_limit=2" in limit.message
+
+
+def inner_break(x):
+    print("inside the helper")
+    return x + 1
+
+
+def outer(x):
+    y = x * 2
+    z = inner_break(y)
+    return z - 1
+
+
+def test_a_restarted_attempt_records_where_it_split_its_own_frame():
+    rec = capture.trace(outer, torch.randn(3))
+    first, second = rec.compiles[0], rec.compiles[1]
+    assert first.graph_break.code_name == "inner_break"
+    assert first.graph_break.lineno == line_of(inner_break, "print")
+    at = first.steps[first.graph_break.step]
+    assert (at.code_name, at.opname, at.depth) == ("inner_break", "CALL", 1)
+    gb = second.graph_break
+    assert gb.code_name == "outer" and gb.lineno == line_of(outer, "inner_break(y)")
+    assert 0 <= gb.step < len(second.steps) and second.steps[gb.step].depth == 0
+    assert second.steps[gb.step].opname == "CALL"
+
+
+def test_under_fullgraph_the_break_is_recorded_with_the_error():
+    def loud(x):
+        y = x + 1
+        print("no")
+        return y
+
+    torch._dynamo.reset()
+    try:
+        with capture.record() as rec:
+            torch.compile(loud, backend="eager", fullgraph=True)(torch.ones(2))
+    except torch._dynamo.exc.Unsupported:
+        pass
+    (c,) = rec.compiles
+    assert c.outcome == "error"
+    assert c.graph_break.lineno == line_of(loud, "print") and c.graph_break.line == 'print("no")'
+    assert c.steps[c.graph_break.step].opname == "CALL"
+
+
+def test_dynamo_warnings_become_timeline_events():
+    def scalar(x):
+        return x * x.sum().item()
+
+    rec = capture.trace(scalar, torch.ones(3))
+    warnings = [e for e in rec.events if e.kind == "warning"]
+    assert warnings and "Tensor.item()" in warnings[0].message
+    assert rec.graph_break_count == 1
+
+
+def test_resume_functions_keep_their_argument_names():
+    rec = capture.trace(breaks, torch.randn(3))
+    (rf,) = rec.compiles[1].resume_functions
+    assert "y" in rf.argnames and "___stack0" in rf.argnames
+    assert rf.bytecode.startswith(f"{rf.code_name} test_capture.py line ")
+
+
+def test_a_guard_with_no_rendered_line_keeps_its_own_kind():
+    class Tower(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = torch.nn.ModuleList(torch.nn.Linear(2, 2) for _ in range(2))
+
+        def forward(self, x):
+            for b in self.blocks:
+                x = b(x)
+            return x
+
+    rec = capture.trace(Tower(), torch.randn(1, 2))
+    for g in rec.compiles[0].guard_details:
+        assert g.text.startswith(g.kind) or g.kind in ("MODULE_MATCH", "BUILTIN_MATCH",
+                                                       "FUNCTION_MATCH", "CLOSURE_MATCH",
+                                                       "AUTOGRAD_SAVED_TENSORS_HOOKS",
+                                                       "TORCH_FUNCTION_STATE")
