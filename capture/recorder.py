@@ -474,9 +474,8 @@ class Recorder:
         self.reader.clear()
         self.recording.ended_by = ended_by
         after = read_counters()
-        self.recording.counters = after
-        self.recording.counters_during = {
-            k: v - self._counters_before.get(k, 0) for k, v in after.items()}
+        self.recording.counters_total = after
+        self.recording.counters = {k: v - self._counters_before.get(k, 0) for k, v in after.items()}
         if ended_by:
             self.recording.events.append(Event("ended", None, ended_by))
 

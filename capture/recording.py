@@ -268,8 +268,10 @@ class Recording:
 
     compiles: list[Compile] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
+    # What this recording's compiles added to Dynamo's counters; `counters_total`
+    # is Dynamo's own process-wide reading (torch._dynamo.reset() does not clear it).
     counters: dict[str, int] = field(default_factory=dict)
-    counters_during: dict[str, int] = field(default_factory=dict)
+    counters_total: dict[str, int] = field(default_factory=dict)
     torch_version: str = ""
     python_version: str = field(default_factory=lambda: sys.version.split()[0])
     max_steps: int | None = None
@@ -288,6 +290,11 @@ class Recording:
     @property
     def steps(self) -> int:
         return sum(len(c.steps) for c in self.compiles)
+
+    @property
+    def counters_during(self) -> dict[str, int]:
+        """The same as `counters` (an earlier name)."""
+        return self.counters
 
     @property
     def graph_break_count(self) -> int:
@@ -406,7 +413,7 @@ def _recording_to_dict(r: Recording) -> dict[str, Any]:
         "schema": SCHEMA_VERSION,
         "torch_version": r.torch_version, "python_version": r.python_version,
         "max_steps": r.max_steps, "truncated": r.truncated, "ended_by": r.ended_by,
-        "counters": dict(r.counters), "counters_during": dict(r.counters_during),
+        "counters": dict(r.counters), "counters_total": dict(r.counters_total),
         "events": [_plain(e) for e in r.events],
         "compiles": [_compile_to_dict(c) for c in r.compiles],
     }
@@ -420,7 +427,7 @@ def _recording_from_dict(d: dict[str, Any]) -> Recording:
     return Recording(
         compiles=[_compile_from_dict(c) for c in d["compiles"]],
         events=[Event(**e) for e in d["events"]],
-        counters=dict(d["counters"]), counters_during=dict(d["counters_during"]),
+        counters=dict(d["counters"]), counters_total=dict(d["counters_total"]),
         torch_version=d["torch_version"],
         python_version=d["python_version"], max_steps=d["max_steps"],
         truncated=d["truncated"], ended_by=d["ended_by"],

@@ -12,9 +12,9 @@ def recording_text(r: Recording) -> str:
     head = (f"Recording: {len(r.compiles)} compile(s), {r.steps} step(s) "
             f"(torch {r.torch_version}, Python {r.python_version})")
     parts = [head]
-    if r.counters_during:
+    if r.counters:
         parts.append("counters while recording: "
-                      + "  ".join(f"{k}={v}" for k, v in r.counters_during.items()))
+                      + "  ".join(f"{k}={v}" for k, v in r.counters.items()))
     if r.truncated:
         parts.append(f"truncated: the step cap (max_steps={r.max_steps}) was reached")
     if r.ended_by:
