@@ -1,0 +1,196 @@
+"""A JupyterLab server of a test's own: headless, on 127.0.0.1, behind a token, always stopped.
+
+    with lab_server.running(root_dir, state_dir) as lab:
+        page.goto(lab.url("lab/tree/lesson.ipynb"))
+
+The server runs on this interpreter (`sys.executable`), so its kernels import the
+same torch, `capture` and `widgets` as the tests. Everything Jupyter would write
+to the home folder (config, data, runtime files, IPython profile, JupyterLab
+settings and workspaces) goes to `state_dir`, and the three offline flags stop its
+PyPI and news look-ups. Leaving the `with` block stops the server and its kernels,
+however the block ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+START_TIMEOUT = 60.0     # seconds; a warm start takes about 1.5 s
+PORT_ATTEMPTS = 3        # another process may take the free port before the server binds it
+
+
+@dataclass
+class Lab:
+    """A running server: where it listens, its token, and the process we started."""
+
+    base: str                  # http://127.0.0.1:PORT/
+    token: str
+    process: subprocess.Popen
+    log: Path
+
+    def url(self, path: str) -> str:
+        """A page of the server, e.g. `lab/tree/x.ipynb`, with the token in the query."""
+        sep = "&" if "?" in path else "?"
+        return f"{self.base}{path}{sep}token={self.token}"
+
+    def api(self, path: str, method: str = "GET", timeout: float = 5.0) -> dict:
+        """Call the REST API (`api/status`, ...) with the token; the decoded JSON reply."""
+        req = urllib.request.Request(self.base + path, method=method, data=b"" if method == "POST" else None,
+                                     headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(req, timeout=timeout) as reply:
+            body = reply.read()
+        return json.loads(body) if body else {}
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _environment(state_dir: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    dirs = {
+        "JUPYTER_CONFIG_DIR": "config",
+        "JUPYTER_DATA_DIR": "data",
+        "JUPYTER_RUNTIME_DIR": "runtime",
+        "IPYTHONDIR": "ipython",
+        "JUPYTERLAB_SETTINGS_DIR": "lab-settings",
+        "JUPYTERLAB_WORKSPACES_DIR": "lab-workspaces",
+    }
+    for var, name in dirs.items():
+        path = state_dir / name
+        path.mkdir(parents=True, exist_ok=True)
+        env[var] = str(path)
+    # Kernels import this checkout's packages even where it was not pip-installed.
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    env["JUPYTER_PLATFORM_DIRS"] = "1"
+    env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
+    return env
+
+
+def _write_kernelspec(state_dir: Path) -> None:
+    """A `python3` kernel on this interpreter, found before any installed one."""
+    spec = state_dir / "data" / "kernels" / "python3"
+    spec.mkdir(parents=True, exist_ok=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (ipykernel)",
+        "language": "python",
+    }))
+
+
+def _write_settings(state_dir: Path) -> None:
+    """JupyterLab user settings: never ask about (or fetch) news, never check for updates."""
+    folder = state_dir / "lab-settings" / "@jupyterlab" / "apputils-extension"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+
+
+def _command(root_dir: Path, port: int, token: str) -> list[str]:
+    cmd = [
+        sys.executable, "-m", "jupyterlab", "--no-browser",
+        "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root_dir}",
+        # Offline: no extension manager look-ups on PyPI, no news, no update checks.
+        "--LabApp.extension_manager=readonly", "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")   # refused otherwise
+    return cmd
+
+
+def _wait_ready(lab: Lab, deadline: float) -> bool:
+    """True once `api/status` answers; False if the process died first."""
+    while time.monotonic() < deadline:
+        if lab.process.poll() is not None:
+            return False
+        try:
+            lab.api("api/status", timeout=2)
+            return True
+        except (urllib.error.URLError, ConnectionError, OSError, ValueError):
+            time.sleep(0.1)
+    raise TimeoutError(f"JupyterLab did not answer on {lab.base} within {START_TIMEOUT:.0f} s; "
+                       f"its log ends with:\n{lab.log_tail()}")
+
+
+def stop(lab: Lab) -> None:
+    """Ask the server to shut down (it stops its kernels), then make sure of it by its PID."""
+    if lab.process.poll() is None:
+        with contextlib.suppress(Exception):
+            lab.api("api/shutdown", method="POST", timeout=5)
+        try:
+            lab.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+    # The server leads its own process group (start_new_session): this reaches the
+    # kernels it started, and nothing else.
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if lab.process.poll() is not None:
+            break
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(lab.process.pid, sig)
+        try:
+            lab.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            continue
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(lab.process.pid, signal.SIGKILL)  # kernels left behind by a killed server
+
+
+@contextlib.contextmanager
+def running(root_dir: Path, state_dir: Path) -> Iterator[Lab]:
+    """Start JupyterLab on `root_dir`, keeping its state in `state_dir`; stop it on exit."""
+    env = _environment(state_dir)
+    _write_kernelspec(state_dir)
+    _write_settings(state_dir)
+    token = secrets.token_hex(16)
+    failures = []
+    for attempt in range(PORT_ATTEMPTS):
+        port = _free_port()
+        log = state_dir / f"server-{attempt}.log"
+        with open(log, "wb") as out:
+            process = subprocess.Popen(_command(root_dir, port, token), cwd=root_dir, env=env,
+                                       stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                       start_new_session=True)
+        lab = Lab(base=f"http://127.0.0.1:{port}/", token=token, process=process, log=log)
+        try:
+            ready = _wait_ready(lab, time.monotonic() + START_TIMEOUT)
+        except BaseException:
+            stop(lab)
+            raise
+        if ready:
+            break
+        stop(lab)
+        failures.append(lab.log_tail())
+        if "already in use" not in failures[-1]:
+            raise RuntimeError(f"JupyterLab exited before it was ready; its log ends with:\n{failures[-1]}")
+    else:
+        raise RuntimeError(f"JupyterLab found no free port in {PORT_ATTEMPTS} attempts; "
+                           f"the last log ends with:\n{failures[-1]}")
+    try:
+        yield lab
+    finally:
+        stop(lab)
