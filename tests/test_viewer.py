@@ -246,3 +246,13 @@ def test_importing_widgets_imports_neither_torch_nor_is_imported_by_capture():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["False", "False"]
+
+
+def test_fit_graph_toggles_a_class_without_sending_the_drawing_again(viewer_recording):
+    v = TraceViewer(viewer_recording, compile="0/0_1")
+    sent = []
+    v.drawing.observe(sent.append, "value")
+    v.fit.value = True
+    assert "dl-fit" in v.drawing._dom_classes
+    v.fit.value = False
+    assert "dl-fit" not in v.drawing._dom_classes and sent == []

@@ -143,6 +143,10 @@ class TraceViewer(W.VBox):
         self.to_node = _button("next node", "next step that adds a node to the FX graph")
         self.to_guard = _button("next guard", "next step that installs a guard")
         self.to_break = _button("graph break", "the step where the graph break happened")
+        self.fit = W.ToggleButton(value=False, description="fit graph", icon="compress",
+                                  tooltip="shrink the FX graph to the width of its pane",
+                                  layout=W.Layout(width="auto"))
+        self.fit.observe(self._on_fit, "value")
 
         self.first.on_click(lambda _: self._go(0))
         self.back.on_click(lambda _: self._go(self.step - 1))
@@ -179,7 +183,7 @@ class TraceViewer(W.VBox):
         controls = W.HBox([self.first, self.back, self.play, self.forward, self.last,
                            self.slider, self.position],
                           layout=W.Layout(flex_flow="row wrap", align_items="center"))
-        jumps = W.HBox([self.to_line, self.to_node, self.to_guard, self.to_break],
+        jumps = W.HBox([self.to_line, self.to_node, self.to_guard, self.to_break, self.fit],
                        layout=W.Layout(flex_flow="row wrap"))
         self.children = [self.css, self.header, self.selector, self.summary, controls, jumps,
                          self.caption, panes_grid, self.details]
@@ -234,6 +238,13 @@ class TraceViewer(W.VBox):
         if step is not None:
             self.step = step
         return self
+
+    def _on_fit(self, change: dict[str, Any]) -> None:
+        # A class on the drawing's widget: the browser rescales, nothing is sent again.
+        if change["new"]:
+            self.drawing.add_class("dl-fit")
+        else:
+            self.drawing.remove_class("dl-fit")
 
     def _go(self, target: int | None) -> None:
         if target is not None:
