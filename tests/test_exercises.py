@@ -202,6 +202,25 @@ def test_step_selectors(broken):
     assert "step #%d" % call.index in predict_stack(c, {"opname": "CALL"}).question
     with pytest.raises(LookupError):
         predict_stack(broken, {"opname": "NO_SUCH_OP"})
+    with pytest.raises(TypeError, match="opname"):
+        predict_stack(broken, {"op": "CALL"})
+
+
+def test_a_recording_read_back_from_json_gives_the_same_verdicts(broken):
+    again = capture.Recording.from_json(broken.to_json())
+    step = first_step(broken, "LOAD_METHOD")
+    answer = [v.kind for v in step.stack]
+    assert predict_stack(again, step.index).grade(answer).ok
+    assert predict_break_line(again).grade(branchy_line('print("between")')).ok
+    assert predict_guard(again, compile_id="0/0_1", about="x").grade("TENSOR_MATCH").ok
+
+
+def test_printed_verdicts_are_plain_text_and_html_is_escaped(capsys):
+    ex = predict_number("q", "?", 2)
+    ex.check("<b>2 or so</b>")
+    out = capsys.readouterr().out
+    assert "'<b>2 or so</b>'" in out and "&lt;" not in out  # echoed as typed, not as markup
+    assert "&lt;b&gt;" in ex.grade("<b>2 or so</b>").html()
 
 
 # -- predict_guard --------------------------------------------------------------------

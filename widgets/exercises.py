@@ -263,6 +263,10 @@ def _select_step(compile_: Any, step: Any) -> Any:
     if isinstance(step, dict):
         wanted = dict(step)
         nth = wanted.pop("nth", 0)
+        unknown = [k for k in wanted if steps and not hasattr(steps[0], k)]
+        if unknown:
+            raise TypeError(f"a step has no attribute {unknown[0]!r}; select with Step fields "
+                            "such as opname, argrepr, lineno, offset, code_name, depth")
         matches = [s for s in steps
                    if all(getattr(s, k, None) == v for k, v in wanted.items())]
     elif callable(step):
