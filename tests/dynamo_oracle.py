@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import os
 import re
 import subprocess
@@ -61,6 +62,7 @@ def seams() -> dict[str, Any]:
         "_compile": convert_frame._compile,
         "reasons": convert_frame.get_and_maybe_log_recompilation_reasons,
         "bytecode_hooks": list(convert_frame._bytecode_hooks.values()),
+        "dynamo_log_handlers": list(logging.getLogger("torch._dynamo").handlers),
     }
 
 
@@ -78,7 +80,13 @@ def force_restore(before: dict[str, Any]) -> None:
     for key, hook in list(convert_frame._bytecode_hooks.items()):
         if id(hook) not in keep:
             del convert_frame._bytecode_hooks[key]
+    logger = logging.getLogger("torch._dynamo")
+    for handler in list(logger.handlers):
+        if handler not in before["dynamo_log_handlers"]:
+            logger.removeHandler(handler)
     capture.recorder._active = None
+    if capture.recorder._lock.locked():  # held by an interrupted `with _lock:`
+        capture.recorder._lock.release()
 
 
 def plain_result(value: Any) -> Any:

@@ -391,11 +391,6 @@ def test_fullgraph_with_a_graph_break_is_an_error_whose_last_step_is_the_breakin
     assert c.graph_code is None and c.modified_bytecode is None
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "capture/recorder.py: under fullgraph=True Dynamo raises Unsupported without calling "
-    "InstructionTranslatorBase.log_graph_break, so Compile.graph_break stays None; the title "
-    "says '[0/0] f — error' and the panes never show which line broke the graph. Expected "
-    "graph_break with the print line and reason, as without fullgraph."))
 def test_fullgraph_with_a_graph_break_records_the_break_line_and_reason():
     torch._dynamo.reset()
     with pytest.raises(torch._dynamo.exc.Unsupported):
