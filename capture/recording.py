@@ -127,8 +127,12 @@ class Guard:
     code_name: str | None = None
 
     def __str__(self) -> str:
-        where = "ambient" if self.ambient else (
-            f"line {self.lineno}: {self.line}" if self.lineno else "after tracing")
+        if self.ambient:
+            where = "ambient"
+        elif self.lineno:
+            where = f"line {self.lineno}" + (f": {self.line}" if self.line else "")
+        else:
+            where = "after tracing"
         return f"{self.text}    # {where}"
 
 
