@@ -66,8 +66,9 @@ def match_guard_texts(details: list[Guard], leaves: list[Leaf]) -> list[Guard]:
     """Give each installed guard its rendered text; add the checks no step installed.
 
     A guard matches an unused leaf of the kind it renders as whose source is the
-    guard's; failing that, an ID_MATCH on its source (MODULE_MATCH and
-    BUILTIN_MATCH render as ID_MATCH). A guard with no leaf keeps `KIND: source`. Leaves left over (dynamic-shape checks,
+    guard's; failing that, a leaf of any kind about exactly its source
+    (MODULE_MATCH renders as ID_MATCH, CONSTANT_MATCH as EQUALS_MATCH). A guard
+    with no leaf keeps `KIND: source`. Leaves left over (dynamic-shape checks,
     aliasing checks) were built after the last instruction: they get no step.
     """
     by_kind_source: dict[tuple[str, str | None], list[int]] = {}
@@ -94,8 +95,9 @@ def match_guard_texts(details: list[Guard], leaves: list[Leaf]) -> list[Guard]:
         if i is None and (g.source is None or kind != g.kind):
             i = take(by_kind.get(kind))
         if i is None and g.source:
-            # MODULE_MATCH, BUILTIN_MATCH and the like render as an ID_MATCH on the source.
-            i = take([j for j in by_source.get(g.source, ()) if leaves[j].kind == "ID_MATCH"])
+            # Rendered under another kind (MODULE_MATCH as ID_MATCH, CONSTANT_MATCH as
+            # EQUALS_MATCH): a check of any kind about exactly this source.
+            i = take(by_source.get(g.source))
         out.append(replace(g, text=leaves[i].text) if i is not None else g)
     for i, leaf in enumerate(leaves):
         if not used[i]:
@@ -103,9 +105,35 @@ def match_guard_texts(details: list[Guard], leaves: list[Leaf]) -> list[Guard]:
     return out
 
 
-_SOURCE = re.compile(r"\b([LG]\[[^\]]+\](?:[.\[][^ ,()]*)?)")
+_CALL = re.compile(r"^[A-Za-z_][\w.]*\(")
 
 
 def _leaf_source(text: str) -> str | None:
-    m = _SOURCE.search(text)
-    return m.group(1) if m else None
+    """The source a rendered check is about: the first argument of a check call
+    (`___check_obj_id(G['torch'], 1234)`, `check_tensor(L['x'], ...)`) or the left
+    side of a comparison (`L['n'] == 2`). `list(dict.keys(L['d']))[0] == 'a'` is about
+    an expression, not a source, so it gives None."""
+    body = text.split(": ", 1)[1] if ": " in text else text
+    m = _CALL.match(body)
+    if m:
+        depth, start = 0, m.end()
+        for i in range(start, len(body)):
+            ch = body[i]
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                if depth == 0:
+                    return _as_source(body[start:i])
+                depth -= 1
+            elif ch == "," and depth == 0:
+                return _as_source(body[start:i])
+        return None
+    for op in (" == ", " != ", " is not ", " is "):
+        if op in body:
+            return _as_source(body.split(op, 1)[0])
+    return None
+
+
+def _as_source(text: str) -> str | None:
+    text = text.strip()
+    return text if text[:2] in ("L[", "G[") else None

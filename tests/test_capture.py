@@ -301,3 +301,18 @@ def test_a_guard_with_no_rendered_line_keeps_its_own_kind():
                                                        "FUNCTION_MATCH", "CLOSURE_MATCH",
                                                        "AUTOGRAD_SAVED_TENSORS_HOOKS",
                                                        "TORCH_FUNCTION_STATE")
+
+
+def test_a_guard_rendered_under_another_kind_keeps_its_step_and_line():
+    def scale(x, n):
+        return x * n if n > 1 else x
+
+    rec = capture.trace(scale, torch.ones(3), 2)
+    c = rec.compiles[0]
+    (n_guard,) = [g for g in c.guard_details if g.source == "L['n']"]
+    # installed as CONSTANT_MATCH while tracing, rendered as EQUALS_MATCH in the tree
+    assert n_guard.kind == "CONSTANT_MATCH" and n_guard.text == "EQUALS_MATCH: L['n'] == 2"
+    assert n_guard.step is not None and n_guard.lineno == line_of(scale, "return x * n")
+    # a check about an expression of a source is not taken for the source's own guard
+    from capture.guards import _leaf_source
+    assert _leaf_source("EQUALS_MATCH: list(dict.keys(L['d']))[0] == 'a'") is None
