@@ -57,3 +57,54 @@ class GPT(nn.Module):
 
 def gpt_input(batch: int = 2, t: int = 16, vocab: int = 64) -> torch.Tensor:
     return torch.randint(0, vocab, (batch, t))
+
+
+# -- real models from a package nobody here wrote: small configs, random weights -----------
+
+VOCAB = 1000
+
+
+def _quiet_transformers() -> None:
+    import os
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # built from configs: nothing to download
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+
+
+def hf_gpt2(layers: int = 4, width: int = 64, heads: int = 4) -> nn.Module:
+    """transformers' GPT2LMHeadModel from a small config, random weights, eval mode."""
+    _quiet_transformers()
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    config = GPT2Config(n_layer=layers, n_embd=width, n_head=heads, vocab_size=VOCAB,
+                        n_positions=64, bos_token_id=0, eos_token_id=0)
+    return GPT2LMHeadModel(config).eval()
+
+
+def hf_bert(layers: int = 4, width: int = 64, heads: int = 4) -> nn.Module:
+    """transformers' BertModel from a small config, random weights, eval mode."""
+    _quiet_transformers()
+    from transformers import BertConfig, BertModel
+
+    config = BertConfig(num_hidden_layers=layers, hidden_size=width, num_attention_heads=heads,
+                        intermediate_size=4 * width, vocab_size=VOCAB,
+                        max_position_embeddings=64, pad_token_id=0)
+    return BertModel(config).eval()
+
+
+def build(name: str) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    """A model and its input from a name such as `gpt-12`, `gpt2-4` or `bert-4` (family-layers)."""
+    family, _, layers = name.rpartition("-")
+    if not family or not layers.isdigit():
+        raise ValueError(f"model names look like gpt-12, gpt2-4 or bert-4 (got {name!r})")
+    torch.manual_seed(0)
+    n = int(layers)
+    if family == "gpt":
+        return GPT(layers=n).eval(), (gpt_input(),)
+    if family == "gpt2":
+        return hf_gpt2(n), (torch.randint(0, VOCAB, (2, 16)),)
+    if family == "bert":
+        return hf_bert(n), (torch.randint(0, VOCAB, (2, 16)),)
+    raise ValueError(f"unknown model family {family!r}: use gpt, gpt2 or bert")

@@ -1,0 +1,1 @@
+"""Dynamo Lab benchmarks: `python bench/run.py` (see bench/README.md)."""
