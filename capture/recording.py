@@ -236,8 +236,10 @@ class Compile:
         """`[0/0] f — graph break at line 6, restarted` and the like."""
         text = f"[{self.compile_id}] {self.code_name}"
         notes = []
-        if self.graph_break is not None and self.graph_break.lineno is not None:
-            notes.append(f"graph break at line {self.graph_break.lineno}")
+        gb = self.graph_break
+        if gb is not None and gb.lineno is not None:
+            where = f" in {gb.code_name}" if gb.code_name and gb.code_name != self.code_name else ""
+            notes.append(f"graph break{where} at line {gb.lineno}")
         elif self.graph_break is not None:
             notes.append("graph break")
         if self.outcome not in ("compiled", "graph break") or not notes:
