@@ -296,6 +296,15 @@ def lessons(pattern: str, say) -> list[dict]:  # noqa: ANN001
 
 # -- the report ------------------------------------------------------------------------------
 
+def available(models: list[str]) -> tuple[list[str], list[str]]:
+    """The models this environment can build, and those it cannot (no transformers)."""
+    import importlib.util
+
+    has_transformers = importlib.util.find_spec("transformers") is not None
+    ok = [m for m in models if has_transformers or m.startswith("gpt-")]
+    return ok, [m for m in models if m not in ok]
+
+
 def _median(values: list[float]) -> float | None:
     values = [v for v in values if v is not None]
     return statistics.median(values) if values else None
@@ -421,7 +430,11 @@ def main() -> None:
     if args.worker:
         worker(json.loads(args.worker))
         return
-    sizes = SMOKE if args.smoke else FULL
+    sizes = dict(SMOKE if args.smoke else FULL)
+    skipped = []
+    for section in ("overhead", "memory"):
+        sizes[section], missing = available(sizes[section])
+        skipped += [m for m in missing if m not in skipped]
     rounds = args.rounds or (1 if args.smoke else 5)
 
     start = time.perf_counter()
@@ -449,6 +462,9 @@ def main() -> None:
         raw["lessons"] = lessons(sizes["lessons"], say)
     summary = summarise_overhead(raw["overhead"], sizes["overhead"]) if "overhead" in raw else {}
     text = report(summary, raw.get("memory"), raw.get("lessons"), time.perf_counter() - start)
+    if skipped:
+        text += (f"\n\nNot measured: {', '.join(skipped)} (transformers is not installed; "
+                 "pip install -e .[bench])")
     if args.json:
         args.json.write_text(json.dumps({"summary": summary, **raw}, indent=1))
     print(text)
