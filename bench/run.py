@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/run.py            # everything (about 15 minutes on 2 cores)
     .venv/bin/python bench/run.py --smoke    # tiny models, one round: proves it still runs
+    .venv/bin/python bench/run.py --profile gpt2-4   # where recording spends its time
 
 Prints one markdown report (see bench/README.md for what each number means).
 
@@ -201,6 +202,105 @@ def viewer_latency(recording, positions: int) -> dict:  # noqa: ANN001 - a captu
             "via": "run.py"}
 
 
+def profile_recorder(model_name: str, rounds: int) -> str:
+    """Where a recorded compile spends its extra time: CPU, full collections, hot spots.
+
+    The garbage collector's full (generation 2) collections are counted apart:
+    a sampling profiler charges such a pause to whatever line happened to allocate.
+    """
+    import gc
+
+    import torch
+
+    import capture
+    from bench.models import build
+
+    model, args = build(model_name)
+    _warm_up(True)
+    with torch.no_grad():  # first-time costs of this model's code fall on no variant
+        torch.compile(model, backend="eager")(*args)
+    full = {"n": 0, "s": 0.0, "start": 0.0}
+
+    def on_gc(phase: str, info: dict) -> None:
+        if info["generation"] == 2 and phase == "start":
+            full["start"] = time.process_time()
+        elif info["generation"] == 2:
+            full["n"] += 1
+            full["s"] += time.process_time() - full["start"]
+
+    def compile_once(recorded: bool) -> None:
+        torch._dynamo.reset()
+        compiled = torch.compile(model, backend="eager")
+        with torch.no_grad():
+            if recorded:
+                with capture.record():
+                    compiled(*args)
+            else:
+                compiled(*args)
+
+    runs: dict[str, list[tuple[float, int, float]]] = {"plain": [], "recorded": []}
+    gc.callbacks.append(on_gc)
+    try:
+        for _ in range(rounds):
+            for variant, cpu in runs.items():
+                gc.collect()
+                full.update(n=0, s=0.0)
+                start = time.process_time()
+                compile_once(variant == "recorded")
+                cpu.append((time.process_time() - start, full["n"], full["s"]))
+    finally:
+        gc.callbacks.remove(on_gc)
+    plain = statistics.median(c for c, _, _ in runs["plain"])
+    lines = [f"{model_name}: compile CPU s, median of {rounds} alternating runs in one process"]
+    for variant, cpu in runs.items():
+        m = statistics.median(c for c, _, _ in cpu)
+        lines.append(f"  {variant:9} {m:.3f} s  {m / plain:.3f}x plain   full GC collections "
+                     f"{[n for _, n, _ in cpu]}, {statistics.median(t for _, _, t in cpu):.3f} s")
+    try:
+        from pyinstrument import Profiler
+    except ImportError:
+        return "\n".join(lines + ["(pip install pyinstrument for the hot spots)"])
+    selfs: dict[str, float] = {}
+    calls: dict[str, float] = {}
+    total = 0.0
+
+    def walk(frame, caller: str | None) -> None:  # noqa: ANN001 - a pyinstrument frame
+        nonlocal total
+        path = frame.file_path or ""
+        ours = "/capture/" in path and not path.endswith("hooks.py")
+        children = [c for c in frame.children if not c.function.startswith("[")]
+        name = f"{frame.function} ({frame.file_path_short}:{frame.line_no})"
+        if ours:
+            selfs[name] = selfs.get(name, 0.0) + frame.time - sum(c.time for c in children)
+        elif caller is not None:  # capture/ calling into torch or the standard library
+            key = f"{caller} -> {name}"
+            calls[key] = calls.get(key, 0.0) + frame.time
+            return
+        for child in children:
+            walk(child, frame.function if ours else caller)
+
+    gc.disable()  # full collections are reported above, not smeared over the hot spots
+    try:
+        for _ in range(rounds):
+            profiler = Profiler(interval=0.001)
+            profiler.start()
+            compile_once(True)
+            profiler.stop()
+            root = profiler.last_session.root_frame()
+            total += root.time
+            walk(root, None)
+    finally:
+        gc.enable()
+    inside = sum(selfs.values()) + sum(calls.values())
+    lines.append(f"\nsampled (GC off): capture/ takes {100 * inside / total:.1f}% of the recorded "
+                 "compile; its own lines, then what it calls:")
+    for table in (selfs, calls):
+        for name, t in sorted(table.items(), key=lambda kv: -kv[1])[:12]:
+            lines.append(f"  {100 * t / total:5.1f}%  {name}")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def worker(tasks: list[dict]) -> None:
     results = []
     for task in tasks:
@@ -208,6 +308,9 @@ def worker(tasks: list[dict]) -> None:
             results.append(time_compile(task["model"], task["variant"]))
         elif task["task"] == "memory":
             results.append(measure_memory(task["models"], task["positions"]))
+        elif task["task"] == "profile":
+            results.append({"task": "profile",
+                            "text": profile_recorder(task["model"], task["rounds"])})
     print(RESULT + json.dumps(results), flush=True)
 
 
@@ -425,10 +528,18 @@ def main() -> None:
                         choices=["overhead", "memory", "lessons"], help="leave a section out")
     parser.add_argument("--json", type=Path, help="also write the raw results to this file")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.add_argument("--profile", metavar="MODEL",
+                        help="instead: where recording MODEL (e.g. gpt2-4) spends its time")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker(json.loads(args.worker))
+        return
+    if args.profile:
+        with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
+            (result,), _ = run_worker([{"task": "profile", "model": args.profile,
+                                        "rounds": args.rounds or 3}], False, Path(tmp))
+        print(result["text"])
         return
     sizes = dict(SMOKE if args.smoke else FULL)
     skipped = []
