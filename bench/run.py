@@ -1,6 +1,6 @@
 """Dynamo Lab's benchmarks in one run: recording overhead, memory, viewer latency, lesson cost.
 
-    .venv/bin/python bench/run.py            # everything (about 15 minutes on 2 cores)
+    .venv/bin/python bench/run.py            # everything (about 7 minutes on an idle 2-core machine)
     .venv/bin/python bench/run.py --smoke    # tiny models, one round: proves it still runs
     .venv/bin/python bench/run.py --profile gpt2-4   # where recording spends its time
 
@@ -302,6 +302,7 @@ def profile_recorder(model_name: str, rounds: int) -> str:
 
 
 def worker(tasks: list[dict]) -> None:
+    """Run the tasks the parent sent; print their results on one line for it to read."""
     results = []
     for task in tasks:
         if task["task"] == "time":
