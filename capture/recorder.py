@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import linecache
 import re
 import threading
@@ -21,7 +22,7 @@ from .bytecode import code_info, disassemble_code
 from .guards import describe_guard, guard_tree_leaves, match_guard_texts
 from .graph import describe_node
 from .recording import Compile, Event, GraphBreak, Recording, ResumeFunction, Step
-from .variables import VarReader, shorten
+from .variables import _MUTABLE_KINDS, VarReader, shorten
 
 DEFAULT_MAX_STEPS = 50_000
 
@@ -46,10 +47,12 @@ class _Attempt:
     pending_nodes: list[str] = field(default_factory=list)
     # where an unsupported instruction was met (kept for a fullgraph error)
     unsupported_at: GraphBreak | None = None
-    # id(tx) -> (tx, code index, depth, inline stack)
-    tx_info: dict[int, tuple[Any, int, int, tuple[tuple[str, int | None], ...]]] = field(
-        default_factory=dict)
-    last_locals: dict[int, dict[str, Any]] = field(default_factory=dict)
+    # id(tx) -> (tx, code index, depth, inline stack, code name)
+    tx_info: dict[int, tuple] = field(default_factory=dict)
+    # id(instruction) -> (instruction, offset, opname, argrepr, lineno)
+    inst_info: dict[int, tuple] = field(default_factory=dict)
+    # id(tx) -> (identity key, Var dict, volatile, the trackers) of its last step's locals
+    last_locals: dict[int, tuple] = field(default_factory=dict)
     code_index: dict[Any, int] = field(default_factory=dict)
 
 
@@ -75,7 +78,10 @@ class Recorder:
     def on_step(self, tx: Any, inst: Any, exc: BaseException | None) -> None:
         if threading.get_ident() != self.thread:
             return
-        self._safely(self._step, tx, inst, exc)
+        try:  # _safely, inlined: this runs once per instruction
+            self._step(tx, inst, exc)
+        except Exception as e:  # noqa: BLE001 - reported in the recording
+            self._recorder_error(e)
 
     def on_graph_break(self, tx: Any, reason: str, exc: BaseException) -> None:
         if threading.get_ident() == self.thread:
@@ -114,10 +120,13 @@ class Recorder:
         try:
             fn(*args)
         except Exception as e:  # noqa: BLE001 - reported in the recording
-            attempt = self._attempt
-            self.recording.events.append(Event(
-                "recorder_error", attempt.compile.compile_id if attempt else None,
-                shorten(f"{type(e).__name__}: {e}", 300)))
+            self._recorder_error(e)
+
+    def _recorder_error(self, e: Exception) -> None:
+        attempt = self._attempt
+        self.recording.events.append(Event(
+            "recorder_error", attempt.compile.compile_id if attempt else None,
+            shorten(f"{type(e).__name__}: {e}", 300)))
 
     # -- steps -----------------------------------------------------------------
 
@@ -143,34 +152,62 @@ class Recorder:
         info = attempt.tx_info.get(id(tx))
         if info is None or info[0] is not tx:
             info = self._tx_info(attempt, tx)
-        _, code, depth, inline_stack = info
+        _, code, depth, inline_stack, code_name = info
+        ins = attempt.inst_info.get(id(inst))
+        if ins is None or ins[0] is not inst:
+            ins = self._inst_info(attempt, tx, inst)
+        _, offset, opname, argrepr, lineno = ins
+        if lineno is None:
+            lineno = tx.lineno
 
-        nodes_added = self._new_nodes(attempt, index)
+        # Empty additions share one empty tuple: most steps add nothing, and every
+        # object kept per step is one more for the garbage collector to walk.
+        nodes_added = self._new_nodes(attempt, index) or ()
         if attempt.pending_nodes:
-            nodes_added = attempt.pending_nodes + nodes_added
+            nodes_added = attempt.pending_nodes + list(nodes_added)
             attempt.pending_nodes = []
-        guards_added = self._new_guards(attempt, index)
+        guards_added = self._new_guards(attempt, index) or ()
 
         read = self.reader.read
         stack = [read(v) for v in tx.stack]
-        new_locals = {name: read(v) for name, v in tx.symbolic_locals.items()}
-        previous = attempt.last_locals.get(id(tx))
-        if previous is not None and previous == new_locals:
-            new_locals = previous  # share the unchanged dict between steps
-        else:
-            attempt.last_locals[id(tx)] = new_locals
+        new_locals = self._locals(attempt, tx)
+        c.steps.append(Step(
+            index=index, offset=offset, opname=opname, argrepr=argrepr, lineno=lineno,
+            depth=depth, code=code, stack=stack, locals=new_locals, graph_size=attempt.graph_n,
+            nodes_added=nodes_added, guards_added=guards_added, inline_stack=inline_stack,
+            code_name=code_name))
 
+    def _locals(self, attempt: _Attempt, tx: Any) -> dict[str, Any]:
+        """The symbolic locals as Vars; the previous step's dict when nothing changed.
+
+        Trackers are immutable, so the same names bound to the same tracker
+        objects read the same, unless a reading can still change in place: an
+        unrealized lazy (it may be realized since) or a container.
+        """
+        raw = tx.symbolic_locals
+        key = (tuple(raw), tuple(map(id, raw.values())))
+        last = attempt.last_locals.get(id(tx))
+        if last is not None and last[0] == key and not last[2]:
+            return last[1]
+        read = self.reader.read
+        out = {name: read(v) for name, v in raw.items()}
+        if last is not None and last[1] == out:
+            out = last[1]  # share the unchanged dict between steps
+        volatile = any((v.lazy and not v.realized) or v.kind in _MUTABLE_KINDS
+                       for v in out.values())
+        # the raw trackers are kept so their ids stay theirs while compared
+        attempt.last_locals[id(tx)] = (key, out, volatile, list(raw.values()))
+        return out
+
+    def _inst_info(self, attempt: _Attempt, tx: Any, inst: Any) -> tuple:
         positions = getattr(inst, "positions", None)
-        lineno = getattr(positions, "lineno", None) or tx.lineno
         argval = inst.argval
         arg = ("" if argval is None else repr(argval) if inst.opname == "LOAD_CONST"
                else str(argval))
-        c.steps.append(Step(
-            index=index, offset=inst.offset if inst.offset is not None else -1,
-            opname=inst.opname, argrepr=shorten(arg, 80), lineno=lineno, depth=depth,
-            code=code, stack=stack, locals=new_locals, graph_size=attempt.graph_n,
-            nodes_added=nodes_added, guards_added=guards_added, inline_stack=inline_stack,
-            code_name=tx.f_code.co_name))
+        info = (inst, inst.offset if inst.offset is not None else -1, inst.opname,
+                shorten(arg, 80), getattr(positions, "lineno", None))
+        attempt.inst_info[id(inst)] = info
+        return info
 
     def _begin_attempt(self, tx: Any, output: Any) -> None:
         from torch._guards import CompileContext
@@ -215,7 +252,7 @@ class Recorder:
         while parent is not None:
             chain.append((parent.f_code.co_name, parent.lineno))
             parent = getattr(parent, "parent", None)
-        info = (tx, index, len(chain), tuple(reversed(chain)))
+        info = (tx, index, len(chain), tuple(reversed(chain)), code.co_name)
         attempt.tx_info[id(tx)] = info
         return info
 
@@ -369,7 +406,8 @@ class Recorder:
         done: set[int] = set()
         attempt.pending_nodes = [renamed.get(n, n) for n in attempt.pending_nodes]
         for step in c.steps:
-            step.nodes_added = [renamed.get(n, n) for n in step.nodes_added]
+            if step.nodes_added:
+                step.nodes_added = [renamed.get(n, n) for n in step.nodes_added]
             step.stack = [fix(v) for v in step.stack]
             if id(step.locals) not in done:
                 done.add(id(step.locals))
@@ -576,6 +614,14 @@ def record(*, max_steps: int = DEFAULT_MAX_STEPS) -> Iterator[Recording]:
         recorder = Recorder(recording, max_steps)
         undo = hooks.install(recorder)
         _active = recorder
+        # NOTE: a recording keeps a few objects per step alive; as they pile up, the
+        # collector runs full collections over Dynamo's whole (large) heap, which a
+        # plain compile never does. Freezing what exists before recording keeps
+        # those collections to the new objects. Undone on the way out; skipped if
+        # the program froze objects itself.
+        froze = gc.isenabled() and gc.get_freeze_count() == 0
+        if froze:
+            gc.freeze()
     ended_by = None
     try:
         yield recording
@@ -587,6 +633,8 @@ def record(*, max_steps: int = DEFAULT_MAX_STEPS) -> Iterator[Recording]:
         raise
     finally:
         try:
+            if froze:
+                gc.unfreeze()
             undo()
         finally:
             with _lock:

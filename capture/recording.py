@@ -172,8 +172,8 @@ class Step:
     stack: list[Var]
     locals: dict[str, Var]
     graph_size: int
-    nodes_added: list[str] = field(default_factory=list)
-    guards_added: list[int] = field(default_factory=list)
+    nodes_added: list[str] | tuple[()] = ()
+    guards_added: list[int] | tuple[()] = ()
     inline_stack: tuple[tuple[str, int | None], ...] = ()
     code_name: str = ""
 
@@ -393,8 +393,8 @@ def _compile_from_dict(d: dict[str, Any]) -> Compile:
                   lineno=s["lineno"], depth=s["depth"], code=s["code"],
                   stack=[vars_[i] for i in s["stack"]],
                   locals={k: vars_[i] for k, i in s["locals"].items()},
-                  graph_size=s["graph_size"], nodes_added=list(s["nodes_added"]),
-                  guards_added=list(s["guards_added"]),
+                  graph_size=s["graph_size"], nodes_added=list(s["nodes_added"]) or (),
+                  guards_added=list(s["guards_added"]) or (),
                   inline_stack=tuple((a, b) for a, b in s["inline_stack"]),
                   code_name=s["code_name"])
              for s in d["steps"]]

@@ -127,14 +127,29 @@ class VarReader:
     def _read_real(self, v: Any, source: str | None) -> Var:
         cls = type(v)
         kind = cls.__name__
-        ptype = None
-        if kind not in _NO_PYTHON_TYPE:
-            try:
-                ptype = _type_name(v.python_type())
-            except Exception:
-                ptype = None
+        ptype = _python_type(v, cls, kind)
         detail, node = _detail(v, kind)
         return Var(kind=kind, python_type=ptype, source=source, detail=shorten(detail), node=node)
+
+
+def _python_type(v: Any, cls: type, kind: str) -> str | None:
+    """The Python type a tracker models, without the costly fallbacks.
+
+    The base `VariableTracker.python_type` tries `as_python_constant()` and, for
+    most trackers, raises after formatting the tracker's repr: skipped. A
+    `GetAttrVariable` knows its type only when Dynamo told it (`py_type`).
+    """
+    from torch._dynamo.variables.base import VariableTracker
+
+    if kind in _NO_PYTHON_TYPE or cls.python_type is VariableTracker.python_type:
+        return None
+    if kind == "GetAttrVariable":
+        t = v.__dict__.get("py_type")
+        return _type_name(t) if t is not None else None
+    try:
+        return _type_name(v.python_type())
+    except Exception:
+        return None
 
 
 def _detail(v: Any, kind: str) -> tuple[str, str | None]:
