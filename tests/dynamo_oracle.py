@@ -87,6 +87,13 @@ def force_restore(before: dict[str, Any]) -> None:
     capture.recorder._active = None
     if capture.recorder._lock.locked():  # held by an interrupted `with _lock:`
         capture.recorder._lock.release()
+    while logging_lock_held():  # an interrupt between logging's acquire and release
+        logging._lock.release()
+
+
+def logging_lock_held() -> bool:
+    """Whether this thread holds the logging module's lock (every other thread's logging waits)."""
+    return logging._lock._is_owned()
 
 
 def plain_result(value: Any) -> Any:

@@ -10,7 +10,6 @@ reads HTML the way a browser would, to check that none of it became markup.
 from __future__ import annotations
 
 import importlib.util
-import tempfile
 import types
 from html.parser import HTMLParser
 from pathlib import Path
@@ -180,7 +179,3 @@ def recordings(directory: Path) -> dict[str, capture.Recording]:
     out["long lines"] = _record(long_module.long_lines, torch.ones(3),
                                 {"<b>b" + "b" * LONG: torch.ones(3)}, "<b>c" + "c" * LONG)
     return out
-
-
-def make_directory() -> Path:
-    return Path(tempfile.mkdtemp(prefix="dl-hostile-"))

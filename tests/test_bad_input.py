@@ -30,7 +30,7 @@ from dynamo_oracle import (ROOT, artifacts_of, eager_results, force_restore, rec
 
 @pytest.fixture(autouse=True)
 def restored():
-    """Every test leaves no hook behind; if a bug did, undo it so later tests still mean something."""
+    """Every test leaves no hook behind; if a bug did, undo it so later tests still mean it."""
     before = seams()
     yield
     left = hooks.installed()

@@ -15,7 +15,7 @@ import warnings
 import pytest
 
 import capture
-from hostile import LONG, TEXT, UNSAFE, make_directory, markup_of, problems, recordings
+from hostile import LONG, TEXT, UNSAFE, markup_of, problems, recordings
 
 widgets = pytest.importorskip("widgets")
 from widgets import TraceViewer, exercises, graphview, panes  # noqa: E402
@@ -25,8 +25,8 @@ BIDI_CONTROLS = {chr(c) for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)
 
 
 @pytest.fixture(scope="module")
-def hostile():
-    return recordings(make_directory())
+def hostile(tmp_path_factory):
+    return recordings(tmp_path_factory.mktemp("hostile"))
 
 
 def per_step_panes(c, i, ix, layout):

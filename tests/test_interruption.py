@@ -28,8 +28,8 @@ import capture
 import capture.recorder
 from capture import hooks
 from dynamo_oracle import (ROOT, artifacts_of, eager_results, force_restore,
-                           fresh_process_artifacts, normalise, recorded_artifacts,
-                           scenario_artifacts, seams)
+                           fresh_process_artifacts, logging_lock_held, normalise,
+                           recorded_artifacts, scenario_artifacts, seams)
 
 ORACLE_SCENARIOS = ("branch", "module")
 
@@ -39,7 +39,8 @@ def restored():
     """Each test checks restoration itself; if a bug left hooks behind, undo them afterwards."""
     before = seams()
     yield before
-    if seams() != before or capture.active() or capture.recorder._lock.locked():
+    if (seams() != before or capture.active() or capture.recorder._lock.locked()
+            or logging_lock_held()):
         force_restore(before)
 
 
@@ -263,8 +264,11 @@ def entered_functions_interrupted_at(k, body):
     "installed), and an interrupt on entering record()'s undo lambda or _run_all itself leaves "
     "every hook installed; _listen_to_warnings interrupted inside logger.addHandler leaves the "
     "handler without an undo. Every later record() then fails with 'already wrapped ... restart "
-    "the kernel'. Expected: restoration survives a KeyboardInterrupt (retry the interrupted undo, "
-    "or defer SIGINT while installing and undoing)."))
+    "the kernel'. Worse, on Python 3.11 an interrupt on entering logging._releaseLock inside "
+    "addHandler/removeHandler (called by every record() since the warnings listener) leaves "
+    "logging's module lock held by the main thread: any other thread that logs then hangs "
+    "forever. Expected: restoration survives a KeyboardInterrupt (defer SIGINT while "
+    "installing and undoing, or at least retry the interrupted undo)."))
 def test_an_interrupt_at_any_call_while_entering_or_leaving_record_leaves_nothing_behind(
         restored):
     def body():
@@ -275,9 +279,11 @@ def test_an_interrupt_at_any_call_while_entering_or_leaving_record_leaves_nothin
     k = 1
     while (where := entered_functions_interrupted_at(k, body)) is not None:
         lock_held = capture.recorder._lock.locked()
-        if seams() != restored or capture.active() or lock_held:
+        logging_held = logging_lock_held()
+        if seams() != restored or capture.active() or lock_held or logging_held:
             left_behind.append(f"interrupt on entering {where}: left {hooks.installed()}"
-                               + (", the lock held" if lock_held else ""))
+                               + (", the recorder's lock held" if lock_held else "")
+                               + (", logging's module lock held" if logging_held else ""))
             force_restore(restored)
         k += 1
     assert k > 20  # the walk did visit record()'s set-up and tear-down
@@ -287,7 +293,9 @@ def test_an_interrupt_at_any_call_while_entering_or_leaving_record_leaves_nothin
 # -- the step cap ----------------------------------------------------------------------------
 
 def test_the_step_cap_truncates_the_recording_and_changes_nothing_dynamo_does():
-    make = lambda: [(counting_loop(200), (torch.ones(2),))]  # noqa: E731
+    def make():
+        return [(counting_loop(200), (torch.ones(2),))]
+
     plain = artifacts_of(make)
     with_recording, (rec,) = recorded_artifacts(make, max_steps=300)
     assert with_recording == plain and plain["results"] == eager_results(make)
@@ -308,7 +316,9 @@ def broken_twice(x):
 
 
 def test_compiles_after_the_cap_are_listed_with_no_steps_and_the_views_say_so(capsys):
-    make = lambda: [(broken_twice, (torch.ones(3),))]  # noqa: E731
+    def make():
+        return [(broken_twice, (torch.ones(3),))]
+
     plain = artifacts_of(make)
     with_recording, (rec,) = recorded_artifacts(make, max_steps=5)
     capsys.readouterr()
@@ -443,7 +453,9 @@ def tagged(x, tag):
 
 
 def test_reaching_the_recompile_limit_is_an_event_and_dynamo_behaves_as_without_recording():
-    make = lambda: [(tagged, (torch.ones(2), tag)) for tag in ("a", "bb", "ccc", "dddd", "eeeee")]  # noqa: E731,E501
+    def make():
+        return [(tagged, (torch.ones(2), tag)) for tag in ("a", "bb", "ccc", "dddd", "eeeee")]
+
     before = torch._dynamo.config.recompile_limit
     with torch._dynamo.config.patch(recompile_limit=2):
         plain = artifacts_of(make)

@@ -91,12 +91,12 @@ programs = block(0).map(lambda body: "\n".join(["import torch", "", "", "def f(x
                                                    *indent(body), "    return x", ""]))
 
 _files = itertools.count()
-_directory = Path(tempfile.mkdtemp(prefix="dl-properties-"))
+_directory = tempfile.TemporaryDirectory(prefix="dl-properties-")  # removed at exit
 
 
 def load(source):
     """The function `f` of this source, from a real file (so its lines can be shown)."""
-    path = _directory / f"program_{next(_files)}.py"
+    path = Path(_directory.name) / f"program_{next(_files)}.py"
     path.write_text(source)
     spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
