@@ -451,11 +451,6 @@ def test_a_syntax_error_is_a_short_message_at_the_learners_line_and_nothing_is_r
     assert shown == [] and "_trace" not in ipython_shell.user_ns
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "widgets/magic.py CaptureTraceMagics._compile calls shell.transform_cell(cell) outside its "
-    "try: IPython's tokenizer raises IndentationError for an inconsistent dedent, so the "
-    "learner gets a 30-line traceback through IPython and magic.py internals. Expected: "
-    "shell.showsyntaxerror(), a short message at the cell's line 4, like other syntax errors."))
 def test_an_indentation_error_found_by_the_tokenizer_is_a_short_message_too(cell, ipython_shell):
     ipython_shell.user_ns.pop("_trace", None)
     out, err, shown = cell("%%capture_trace\ndef f(x):\n    return x\n  y = 2\n")

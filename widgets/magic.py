@@ -105,7 +105,16 @@ class CaptureTraceMagics(Magics):
         shell = self.shell
         # One blank line in front: the cell's first line is %%capture_trace, so line
         # numbers in errors, titles and the source pane match what the learner sees.
-        text = "\n" + shell.transform_cell(cell)
+        try:
+            text = "\n" + shell.transform_cell(cell)
+        except SyntaxError as e:
+            # IPython's tokenizer finds some errors (an inconsistent dedent) before the
+            # parser does; its line numbers count from the cell's code, one line short.
+            filename = shell.compile.cache("\n" + cell, shell.execution_count, raw_code=cell)
+            if e.lineno is not None:
+                e.lineno += 1
+            shell.showsyntaxerror(filename=filename)
+            return None
         filename = shell.compile.cache(text, shell.execution_count, raw_code=cell)
         try:
             tree = shell.compile.ast_parse(text, filename=filename)
