@@ -529,12 +529,6 @@ def test_a_cell_with_no_compile_leaves_an_empty_recording_and_nothing_installed(
     assert r.compiles == [] and r.ended_by is None and r.steps == 0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Dynamo refuses a generator function in ConvertFrameAssert.__call__ ('Attempt to trace "
-    "generator'), before convert_frame._compile, so the recorder sees nothing and the magic "
-    "says 'nothing was compiled ... Call one in the cell' although the cell did call a "
-    "torch.compile'd function. Expected: the one-line message names the generator and what to "
-    "do (compile a function that calls it)."))
 def test_a_compiled_generator_function_gets_a_message_that_names_the_generator(
         cell, ipython_shell):
     out, err, shown = cell('''\

@@ -91,6 +91,7 @@ class CaptureTraceMagics(Magics):
         compiled = self._compile(cell)
         if compiled is None:
             return  # the SyntaxError has been shown
+        refused_before = _generators_refused()
         recording, value, error = self._run(compiled, args)
 
         self.shell.user_ns["_trace"] = recording
@@ -98,6 +99,11 @@ class CaptureTraceMagics(Magics):
             self.shell.user_ns[args.out] = recording
         if error is None and value is not None and not cell.rstrip().endswith(";"):
             self.shell.displayhook(value)
+        if not recording.compiles and error is None:
+            generators = _compiled_generators(self.shell, cell)
+            if generators or _generators_refused() > refused_before:
+                print(_generator_refused(generators), file=sys.stderr)
+                return
         _show(recording, args, error)
 
     def _compile(self, cell: str) -> tuple[types.CodeType, types.CodeType | None] | None:
@@ -220,6 +226,96 @@ def _nothing_compiled(recording: Any, args: Any, error: BaseException | None) ->
     return (f"{PREFIX} nothing was compiled while the cell ran: Dynamo traces a function only "
             "when a torch.compile'd function or module is called. Call one in the cell, e.g. "
             "torch.compile(f, backend=\"eager\")(x)." + hint + why)
+
+
+def _generators_refused() -> int:
+    """How many times Dynamo has refused to trace a generator's frame in this process.
+
+    Depends on torch 2.13's convert_frame: it checks `is_generator(code)` before
+    `_compile` runs (so the recorder never sees the frame) and raises `Unsupported`
+    with gb_type "Attempt to trace generator", which is counted under
+    `counters["unimplemented"]` by its message.
+    """
+    from torch._dynamo.utils import counters
+
+    return sum(n for text, n in counters.get("unimplemented", {}).items()
+               if text.startswith("Attempt to trace generator"))
+
+
+def _compiled_generators(shell: Any, cell: str) -> list[str]:
+    """Generator functions the cell hands to torch.compile, by name.
+
+    Looks for `torch.compile(name)` calls and `@torch.compile` decorators in the cell and
+    checks what those names hold in the user's namespace now. Only names and dotted
+    names are looked up: nothing in the cell is evaluated again.
+    """
+    try:
+        tree = ast.parse(shell.transform_cell(cell))
+    except (SyntaxError, ValueError):
+        return []
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _is_compile(node.func) and node.args:
+            names.append(_dotted(node.args[0]))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if any(_is_compile(d.func if isinstance(d, ast.Call) else d)
+                   for d in node.decorator_list):
+                names.append(node.name)
+    found = []
+    for name in names:
+        fn = _lookup(shell.user_ns, name) if name else None
+        fn = getattr(fn, "_torchdynamo_orig_callable", fn)  # what torch.compile wrapped
+        code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+        if isinstance(code, types.CodeType) and code.co_flags & _GENERATOR_FLAGS:
+            if name not in found:
+                found.append(name)
+    return found
+
+
+_GENERATOR_FLAGS = 0x20 | 0x200  # inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR
+
+
+def _is_compile(node: ast.expr) -> bool:
+    """`torch.compile`, `compile` imported from torch, or `something.compile`."""
+    return ((isinstance(node, ast.Attribute) and node.attr == "compile")
+            or (isinstance(node, ast.Name) and node.id == "compile"))
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """`a.b.c` for a chain of names and attributes; None for any other expression."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _lookup(ns: dict[str, Any], dotted: str) -> Any:
+    first, *rest = dotted.split(".")
+    value = ns.get(first)
+    for attr in rest:
+        try:
+            value = getattr(value, attr, None)
+        except Exception:  # a property that raises: not a function we can name
+            return None
+    return value
+
+
+def _generator_refused(names: list[str]) -> str:
+    """The one line shown when Dynamo refused a generator and so compiled nothing."""
+    if not names:
+        which = "a compiled function is a generator function"
+    elif len(names) == 1:
+        which = f"`{names[0]}` is a generator function"
+    else:
+        which = ", ".join(f"`{n}`" for n in names) + " are generator functions"
+    return (f"{PREFIX} nothing was compiled while the cell ran: {which}, and Dynamo does not "
+            "compile generator functions (it refuses them with 'Attempt to trace generator' "
+            "and runs them as plain Python). Compile a function that calls the generator, or "
+            "put the loop body in a function and compile that.")
 
 
 def _show(recording: Any, args: Any, error: BaseException | None) -> None:
