@@ -177,12 +177,6 @@ def test_the_text_view_of_unsafe_characters_can_be_printed(hostile):
     assert "\\ud800" in text or "\\udcff" in text  # visible, not silently dropped
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "widgets/panes.py escape() and the viewer's Dropdown titles pass lone surrogates through: "
-    "jupyter_client's json_packer encodes widget state with errors='surrogateescape', so "
-    "'\\udcff' goes out as an invalid UTF-8 byte and '\\ud800' raises UnicodeEncodeError "
-    "when the kernel sends the widget. Expected: surrogates escaped (e.g. '\\\\ud800' or "
-    "U+FFFD) in everything the viewer sends."))
 def test_every_widget_of_the_viewer_can_be_sent_to_the_browser(hostile):
     from jupyter_client.session import json_packer
 
@@ -198,11 +192,6 @@ def test_every_widget_of_the_viewer_can_be_sent_to_the_browser(hostile):
     assert failed == [], "\n".join(failed)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "widgets/panes.py escape() keeps bidirectional controls such as U+202E (right-to-left "
-    "override) raw, so a code or local name holding one visually reverses the rest of the "
-    "caption, stack and source rows (the 'Trojan Source' trick). Expected: user text "
-    "isolated (<bdi>, unicode-bidi: isolate) or the controls shown as visible escapes."))
 def test_bidirectional_controls_in_names_cannot_reorder_what_the_panes_show(hostile):
     recording = hostile["unsafe characters"]
     raw = [(where, name) for where, name, html in every_pane(recording)

@@ -23,7 +23,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .panes import escape
+from .panes import escape, visible
 
 if TYPE_CHECKING:
     from capture import Compile, Node
@@ -67,7 +67,7 @@ def _label(n: Node) -> str:
     lines = [head, what]
     if n.dtype:
         lines.append(f"{n.dtype}{n.shape or ''}")
-    return "\n".join(_cut(line) for line in lines if line)
+    return "\n".join(_cut(visible(line)) for line in lines if line)
 
 
 def _cut(text: str) -> str:

@@ -324,7 +324,7 @@ def _show(recording: Any, args: Any, error: BaseException | None) -> None:
     from .viewer import TraceViewer
 
     if not recording.compiles:
-        print(_nothing_compiled(recording, args, error), file=sys.stderr)
+        print(panes.visible(_nothing_compiled(recording, args, error)), file=sys.stderr)
         return
     if recording.truncated:
         print(f"{PREFIX} the recording reached its step cap (--max-steps {recording.max_steps}) "
@@ -336,8 +336,8 @@ def _show(recording: Any, args: Any, error: BaseException | None) -> None:
         try:
             compile_ = recording.compile(args.compile)
         except KeyError as e:
-            print(f"{PREFIX} {e.args[0]}; showing [{recording.compiles[0].compile_id}] instead.",
-                  file=sys.stderr)
+            print(f"{PREFIX} {panes.visible(e.args[0])}; "
+                  f"showing [{recording.compiles[0].compile_id}] instead.", file=sys.stderr)
     c = compile_ or recording.compiles[0]
     step = args.step
     if step is not None and step > len(c.steps) - 1:
@@ -347,10 +347,11 @@ def _show(recording: Any, args: Any, error: BaseException | None) -> None:
         step = last
     if args.text:
         if step is not None:
-            print(panes.step_text(c, step))
+            text = panes.step_text(c, step)
         elif compile_ is not None:
-            print(compile_)
+            text = str(compile_)
         else:
-            print(recording)
+            text = str(recording)
+        print(panes.visible(text))  # a lone surrogate in a name could not be printed
         return
     display(TraceViewer(recording, compile=recording.compiles.index(c), step=step or 0))

@@ -2,8 +2,10 @@
 
 Nothing here touches a kernel or a widget, so each pane can be tested from a
 recording alone. Every piece of text that comes from the learner's program
-(source, constants, names, guard texts, reasons) goes through `html.escape`;
-only the markup written in this module is trusted.
+(source, constants, names, guard texts, reasons) goes through `escape`:
+`html.escape`, after `visible` has written out the characters a page must not
+receive raw (lone surrogates, bidirectional controls). Only the markup written
+in this module is trusted.
 
 NOTE (speed): a recording of a real model has thousands of steps and guards.
 `CompileIndex` holds what is worth computing once per compile (escaped rows,
@@ -15,6 +17,7 @@ costs time proportional to what is on screen, not to the size of the recording.
 from __future__ import annotations
 
 import html
+import re
 from bisect import bisect_right
 from typing import TYPE_CHECKING
 
@@ -26,9 +29,31 @@ BYTECODE_AFTER = 16      # ... and below it
 SOURCE_WINDOW = 40       # longer sources show this many lines around the current one
 RECENT_GUARDS = 40       # guards listed in full; earlier ones are counted
 
+# Characters shown as `\uXXXX` escapes instead of being passed on. Lone surrogates
+# (from undecodable file names, or any str) cannot be encoded as UTF-8, so the kernel
+# could not send them; bidirectional controls would reorder the text around them on
+# screen ("Trojan Source"); other C0 controls are invisible.
+_UNSHOWABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u061c\u200e\u200f"
+                         "\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def _escape_char(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: object) -> str:
+    """The text with surrogates, bidirectional and control characters written as escapes.
+
+    Everything the viewer sends to the browser goes through this (HTML panes by way of
+    `escape`, widget labels directly).
+    """
+    return _UNSHOWABLE.sub(_escape_char, str(text))
+
 
 def escape(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    """Text as HTML that shows exactly that text (see `visible` for the exceptions)."""
+    return html.escape(visible(text), quote=True)
 
 
 class CompileIndex:
