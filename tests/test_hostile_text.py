@@ -205,19 +205,7 @@ PER_STEP = ["caption_html", "source_html", "bytecode_html", "stack_html", "guard
             "graphview.pane_html"]
 PER_COMPILE = ["compile_html", "original_bytecode_html", "rewritten_bytecode_html",
                "guard_tree_html", "graphview.svg_html"]
-LONG_LINE_BUGS = {
-    "source_html": "widgets/panes.py source_html renders every source line in full (a 100 000-"
-                   "character line is a 100 KB row; three of them make the pane ~300 KB for "
-                   "every step). Expected: long lines cut with a visible marker, like "
-                   "capture's shorten(), the full text left to the text view and JSON.",
-    "guards_html": "widgets/panes.py _guard_li shows Guard.line (the user line that installed "
-                   "the guard) and Guard.source in full: a guard on a 100 000-character line or "
-                   "dict key makes each list item 100-200 KB. Expected: both cut with a "
-                   "visible marker (capture could bound them too, as it bounds Guard.text).",
-    "guard_tree_html": "widgets/panes.py guard_tree_html shows the guard tree in full: a dict "
-                       "key or compared string of 100 000 characters appears in full in "
-                       "several leaves. Expected: long leaves cut with a visible marker.",
-}
+LONG_LINE_BUGS: dict[str, str] = {}  # pane -> why it is still too big (none now)
 
 
 def long_line_pane_params(names):

@@ -23,7 +23,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .panes import escape, visible
+from .panes import MESSAGE_LIMIT, clip, listing, visible
 
 if TYPE_CHECKING:
     from capture import Compile, Node
@@ -204,7 +204,7 @@ def caption_html(g: GraphLayout, i: int, c: Compile) -> str:
     new = list(g.names[before:shown]) if c.steps else []
     text = f"FX graph <span class=\"dl-dim\">· {shown} of {len(g.reveal)} node(s)"
     if new:
-        text += " · new: " + ", ".join(f"<code>{escape(n)}</code>" for n in new)
+        text += " · new: " + ", ".join(f"<code>{clip(n)}</code>" for n in new)
     text += "</span>"
     return f'<div class="dl-title">{text}</div>'
 
@@ -215,15 +215,20 @@ def text_html(g: GraphLayout, i: int, c: Compile) -> str:
     before = g.visible(i - 1) if i > 0 else 0
     rows = g.text.splitlines()
     new = ' class="dl-new"'
-    items = "".join(f"<li{new if k >= before and c.steps else ''}>{escape(rows[k])}</li>"
+    items = "".join(f"<li{new if k >= before and c.steps else ''}>{clip(rows[k])}</li>"
                     for k in range(shown))
-    why = f'<div class="dl-faint">No drawing: {escape(g.error)}.</div>' if g.error else ""
+    why = f'<div class="dl-faint">No drawing: {clip(g.error, MESSAGE_LIMIT)}.</div>' if g.error else ""
     code = ""
     if c.graph_code and (not c.steps or i == len(c.steps) - 1):
+        rows = listing(c.graph_code.splitlines(), _code_row, "graph code")
         code = (f'<details><summary>the graph\'s Python code</summary>'
-                f'<pre class="dl-code">{escape(c.graph_code)}</pre></details>')
-    listing = f'<ul class="dl-list">{items}</ul>' if items else '<div class="dl-faint">(no nodes yet)</div>'
-    return f'<div class="dl-pane-body">{why}{listing}{code}</div>'
+                f'<pre class="dl-code">{rows}</pre></details>')
+    nodes = f'<ul class="dl-list">{items}</ul>' if items else '<div class="dl-faint">(no nodes yet)</div>'
+    return f'<div class="dl-pane-body">{why}{nodes}{code}</div>'
+
+
+def _code_row(line: str) -> str:
+    return f'<span class="dl-row">{clip(line)}</span>'
 
 
 def pane_html(g: GraphLayout, i: int, c: Compile, scope: str) -> str:

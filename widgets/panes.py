@@ -19,6 +19,7 @@ from __future__ import annotations
 import html
 import re
 from bisect import bisect_right
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # records only: importing them never imports torch
@@ -28,6 +29,9 @@ BYTECODE_BEFORE = 8      # instructions shown above the current one
 BYTECODE_AFTER = 16      # ... and below it
 SOURCE_WINDOW = 40       # longer sources show this many lines around the current one
 RECENT_GUARDS = 40       # guards listed in full; earlier ones are counted
+LINE_LIMIT = 500         # characters of one line of the program's text that a pane shows
+MESSAGE_LIMIT = 2000     # ... of one message (a reason, an error)
+LISTING_LIMIT = 100_000  # characters of HTML in one listing (bytecode, the guard tree)
 
 # Characters shown as `\uXXXX` escapes instead of being passed on. Lone surrogates
 # (from undecodable file names, or any str) cannot be encoded as UTF-8, so the kernel
@@ -54,6 +58,39 @@ def visible(text: object) -> str:
 def escape(text: object) -> str:
     """Text as HTML that shows exactly that text (see `visible` for the exceptions)."""
     return html.escape(visible(text), quote=True)
+
+
+# NOTE (long lines): a recording keeps the program's text whole (the text view and
+# JSON show all of it), and a recording read from JSON can hold anything. So every
+# line of it that a pane shows is cut here, with the cut marked: one 100 000-character
+# constant must not make every step send a megabyte to the browser.
+
+def cut(text: object, limit: int = LINE_LIMIT) -> str:
+    """Plain text cut to `limit` characters, the cut marked with "…"."""
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def clip(text: object, limit: int = LINE_LIMIT) -> str:
+    """`escape`d text cut to `limit` characters, followed by how many more there were."""
+    text = str(text)
+    if len(text) <= limit:
+        return escape(text)
+    return (escape(text[:limit]) +
+            f'<span class="dl-cut">… {len(text) - limit:,} more characters</span>')
+
+
+def listing(lines: Sequence[str], row: Callable[[str], str], what: str) -> str:
+    """The rows of a listing until LISTING_LIMIT characters of HTML, then how many are left."""
+    out, size = [], 0
+    for k, line in enumerate(lines):
+        if size > LISTING_LIMIT:
+            out.append(f'<span class="dl-more">… {len(lines) - k:,} more lines '
+                       f'(the whole {what} is in the recording)</span>')
+            break
+        out.append(row(line))
+        size += len(out[-1])
+    return "".join(out)
 
 
 class CompileIndex:
@@ -92,7 +129,7 @@ class CompileIndex:
                     last_line = ins.lineno
                 mark = ">>" if ins.is_jump_target else "  "
                 text = f"{line:>4} {mark} {ins.offset:>4} {ins.opname:<20} {ins.argrepr}".rstrip()
-                rows.append(escape(text))
+                rows.append(clip(text))
                 where[ins.offset] = k
             cached = self._rows[code] = (rows, where)
         return cached
@@ -128,13 +165,13 @@ def _frame_links(steps: list[Step]) -> list[int | None]:
 
 def _var_html(v: Var) -> str:
     cls = "dl-kind dl-lazy" if v.lazy and not v.realized else "dl-kind"
-    out = f'<span class="{cls}">{escape(v.kind)}</span>'
+    out = f'<span class="{cls}">{clip(v.kind)}</span>'
     if v.detail:
-        out += " " + escape(v.detail)
+        out += " " + clip(v.detail)
     if v.lazy and v.realized:
         out += ' <span class="dl-tag">lazy, realized</span>'
     if v.source:
-        out += f' <span class="dl-src">&lt;- {escape(v.source)}</span>'
+        out += f' <span class="dl-src">&lt;- {clip(v.source)}</span>'
     return out
 
 
@@ -143,15 +180,15 @@ def _pane(title: str, body: str) -> str:
 
 
 def _no_steps(c: Compile, what: str) -> str:
-    reason = f" ({escape(c.error)})" if c.error else ""
+    reason = f" ({clip(c.error, MESSAGE_LIMIT)})" if c.error else ""
     return _pane(what, f'<div class="dl-dim">No steps were recorded for this compile: '
-                       f'outcome {escape(c.outcome)}{reason}.</div>')
+                       f'outcome {clip(c.outcome)}{reason}.</div>')
 
 
 def _crumbs(s: Step) -> str:
     """`f line 7 › helper` inside an inlined call; just the code name otherwise."""
-    parts = [f"{escape(name)} line {lineno}" for name, lineno in s.inline_stack]
-    parts.append(f"<code>{escape(s.code_name)}</code>")
+    parts = [f"{clip(name)} line {lineno}" for name, lineno in s.inline_stack]
+    parts.append(f"<code>{clip(s.code_name)}</code>")
     return '<span class="dl-crumbs">' + " › ".join(parts) + "</span>"
 
 
@@ -175,18 +212,18 @@ def caption_html(c: Compile, i: int) -> str:
         return f'<div class="dl-caption"><span class="dl-stepno">{step_label(c, i)}</span> · no steps</div>'
     i = s.index
     where = f"line {s.lineno}" if s.lineno is not None else "line ?"
-    inlined = f" (inlined from {escape(s.inline_stack[-1][0])})" if s.inline_stack else ""
+    inlined = f" (inlined from {clip(s.inline_stack[-1][0])})" if s.inline_stack else ""
     did = []
     if s.nodes_added:
-        names = ", ".join(f"<code>{escape(n)}</code>" for n in s.nodes_added)
+        names = ", ".join(f"<code>{clip(n)}</code>" for n in s.nodes_added)
         did.append(f"added graph node{'s' if len(s.nodes_added) > 1 else ''} {names}")
     if s.guards_added:
         kinds = sorted({c.guard_details[k].kind for k in s.guards_added})
         n = len(s.guards_added)
-        did.append(f"installed {n} guard{'s' if n > 1 else ''} ({escape(', '.join(kinds))})")
+        did.append(f"installed {n} guard{'s' if n > 1 else ''} ({clip(', '.join(kinds))})")
     text = (f'<span class="dl-stepno">{step_label(c, i)}</span> · {where} in '
-            f'<code>{escape(s.code_name)}</code>{inlined} · '
-            f'<code>{escape(s.opname)} {escape(s.argrepr)}</code>')
+            f'<code>{clip(s.code_name)}</code>{inlined} · '
+            f'<code>{clip(s.opname)} {clip(s.argrepr)}</code>')
     if did:
         text += " → " + "; ".join(did)
     out = f'<div class="dl-caption">{text}</div>'
@@ -202,14 +239,14 @@ def caption_html(c: Compile, i: int) -> str:
 def _break_banner(c: Compile) -> str:
     gb = c.graph_break
     assert gb is not None
-    text = f"<b>Graph break here:</b> {escape(gb.reason)}"
+    text = f"<b>Graph break here:</b> {clip(gb.reason, MESSAGE_LIMIT)}"
     if gb.explanation:
-        text += f" — {escape(gb.explanation)}"
+        text += f" — {clip(gb.explanation, MESSAGE_LIMIT)}"
     if c.outcome == "restarted":
         text += (" Dynamo abandons this attempt and traces the frame again"
                  " (the next attempt), this time stopping before this instruction.")
     elif c.resume_functions:
-        names = ", ".join(f"<code>{escape(r.code_name)}</code>" for r in c.resume_functions)
+        names = ", ".join(f"<code>{clip(r.code_name)}</code>" for r in c.resume_functions)
         text += (" Dynamo compiles the graph built so far, runs this instruction in plain"
                  f" Python and continues in a resume function: {names}.")
     return f'<div class="dl-banner dl-error">{text}</div>'
@@ -223,7 +260,7 @@ def source_html(c: Compile, i: int, ix: CompileIndex | None = None) -> str:
     info = c.codes[s.code] if s.code < len(c.codes) else None
     title = f"Source · {_crumbs(s)}"
     if info is None or not info.source_lines:
-        where = escape(info.filename) if info is not None else "unknown file"
+        where = clip(info.filename) if info is not None else "unknown file"
         return _pane(title, f'<div class="dl-dim">Source not available ({where}).</div>')
     gb = c.graph_break
     break_line = (gb.lineno if gb is not None and gb.step is not None and s.index >= gb.step
@@ -247,7 +284,7 @@ def source_html(c: Compile, i: int, ix: CompileIndex | None = None) -> str:
         if lineno == s.lineno:
             cls += " dl-current"
             mark = "▶"
-        rows.append(f'<span class="{cls}">{lineno:>4} {mark} {escape(lines[k])}</span>')
+        rows.append(f'<span class="{cls}">{lineno:>4} {mark} {clip(lines[k])}</span>')
     if last < len(lines):
         rows.append(f'<span class="dl-more">… {len(lines) - last} line(s) below</span>')
     return _pane(title, '<pre class="dl-code">' + "".join(rows) + "</pre>")
@@ -309,11 +346,11 @@ def stack_html(c: Compile, i: int, ix: CompileIndex | None = None) -> str:
     for name, v in s.locals.items():
         changed = prev is not None and not same and prev.locals.get(name) != v
         cls = ' class="dl-new"' if changed else ""
-        rows.append(f"<li{cls}><b>{escape(name)}</b> = {ix.var_html(v)}</li>")
+        rows.append(f"<li{cls}><b>{clip(name)}</b> = {ix.var_html(v)}</li>")
     if prev is not None and not same:
         for name in prev.locals:
             if name not in s.locals:
-                rows.append(f'<li class="dl-gone"><b>{escape(name)}</b> (deleted)</li>')
+                rows.append(f'<li class="dl-gone"><b>{clip(name)}</b> (deleted)</li>')
     local_list = ('<ul class="dl-list">' + "".join(rows) + "</ul>" if rows
                   else '<div class="dl-faint">(none)</div>')
 
@@ -326,16 +363,16 @@ def stack_html(c: Compile, i: int, ix: CompileIndex | None = None) -> str:
 def _guard_li(g: Guard, new: bool) -> str:
     cls = ' class="dl-new"' if new else ""
     if g.lineno:
-        where = f"line {g.lineno}" + (f": {escape(g.line)}" if g.line else "")
+        where = f"line {g.lineno}" + (f": {clip(g.line)}" if g.line else "")
         if g.code_name:
-            where += f" (in {escape(g.code_name)})"
+            where += f" (in {clip(g.code_name)})"
     elif g.ambient:
         where = "ambient: installed for every frame"
     else:
         where = "installed after tracing, when the graph was compiled"
     if g.step is not None:
         where += f" · step {g.step}"
-    return f'<li{cls}>{escape(g.text)}<span class="dl-where">{where}</span></li>'
+    return f'<li{cls}>{clip(g.text)}<span class="dl-where">{where}</span></li>'
 
 
 def guards_html(c: Compile, i: int, ix: CompileIndex | None = None) -> str:
@@ -374,23 +411,25 @@ def guards_html(c: Compile, i: int, ix: CompileIndex | None = None) -> str:
 def compile_html(c: Compile) -> str:
     """What this compile was and how it ended."""
     name = c.filename.rsplit("/", 1)[-1]
-    facts = [f"{escape(name)}:{c.firstlineno}", f"outcome: {escape(c.outcome)}",
+    facts = [f"{clip(name)}:{c.firstlineno}", f"outcome: {clip(c.outcome)}",
              f"{len(c.steps)} steps", f"{sum(n.in_graph for n in c.nodes)} graph nodes",
              f"{len(c.guard_details)} guards"]
-    out = (f'<div class="dl-head"><b>{escape(c.title())}</b> '
+    out = (f'<div class="dl-head"><b>{clip(c.title())}</b> '
            f'<span class="dl-dim">· {" · ".join(facts)}</span></div>')
     for reason in c.recompile_reasons:
-        out += f'<div class="dl-banner">Recompiled because a guard failed: {escape(reason)}</div>'
+        out += (f'<div class="dl-banner">Recompiled because a guard failed: '
+                f'{clip(reason, MESSAGE_LIMIT)}</div>')
     if c.graph_break is not None:
         gb = c.graph_break
         where = f" at line {gb.lineno}" if gb.lineno is not None else ""
-        line = f": <code>{escape(gb.line)}</code>" if gb.line else ""
+        line = f": <code>{clip(gb.line)}</code>" if gb.line else ""
         out += (f'<div class="dl-banner dl-error">Graph break{where}{line} — '
-                f'{escape(gb.reason)}</div>')
+                f'{clip(gb.reason, MESSAGE_LIMIT)}</div>')
     if c.restart_reason:
-        out += f'<div class="dl-banner">Restarted: {escape(c.restart_reason)}</div>'
+        out += f'<div class="dl-banner">Restarted: {clip(c.restart_reason, MESSAGE_LIMIT)}</div>'
     if c.error:
-        out += f'<div class="dl-banner dl-error">{escape(c.outcome)}: {escape(c.error)}</div>'
+        out += (f'<div class="dl-banner dl-error">{clip(c.outcome)}: '
+                f'{clip(c.error, MESSAGE_LIMIT)}</div>')
     if c.truncated:
         out += ('<div class="dl-banner">Truncated: the step cap was reached during this '
                 'compile, so its later steps are missing.</div>')
@@ -403,7 +442,7 @@ def _bytecode_row(line: str) -> str:
         cls += " dl-runtime"   # Dynamo's own runtime-overhead bookkeeping: real, but not the point
     elif "__compiled_fn_" in line or "__resume_at_" in line:
         cls += " dl-callgraph"
-    return f'<span class="{cls}">{escape(line)}</span>'
+    return f'<span class="{cls}">{clip(line)}</span>'
 
 
 def original_bytecode_html(c: Compile, ix: CompileIndex | None = None) -> str:
@@ -412,8 +451,8 @@ def original_bytecode_html(c: Compile, ix: CompileIndex | None = None) -> str:
         return _pane("Original bytecode", '<div class="dl-faint">(unknown)</div>')
     ix = ix or CompileIndex(c)
     rows, _ = ix.instruction_rows(0)
-    body = "".join(f'<span class="dl-row">{r}</span>' for r in rows)
-    return _pane(f"Original bytecode · <code>{escape(c.codes[0].name)}</code>",
+    body = listing(rows, lambda r: f'<span class="dl-row">{r}</span>', "bytecode")
+    return _pane(f"Original bytecode · <code>{clip(c.codes[0].name)}</code>",
                  f'<pre class="dl-code">{body}</pre>')
 
 
@@ -422,16 +461,17 @@ def rewritten_bytecode_html(c: Compile) -> str:
     if not c.modified_bytecode:
         why = ("this attempt was abandoned and restarted" if c.outcome == "restarted"
                else f"outcome {c.outcome}")
-        return _pane("Rewritten bytecode", f'<div class="dl-faint">None: {escape(why)}.</div>')
+        return _pane("Rewritten bytecode", f'<div class="dl-faint">None: {clip(why)}.</div>')
     lines = c.modified_bytecode.splitlines()[1:]  # the first line repeats name and file
-    body = f'<pre class="dl-code">{"".join(_bytecode_row(l) for l in lines)}</pre>'
+    body = f'<pre class="dl-code">{listing(lines, _bytecode_row, "bytecode")}</pre>'
     for rf in c.resume_functions:
         rlines = rf.bytecode.splitlines()[1:]
-        body += (f'<details><summary>resume function <code>{escape(rf.code_name)}</code> '
-                 f'(global <code>{escape(rf.global_name)}</code>)</summary>'
-                 f'<pre class="dl-code">{"".join(_bytecode_row(l) for l in rlines)}</pre></details>')
+        body += (f'<details><summary>resume function <code>{clip(rf.code_name)}</code> '
+                 f'(global <code>{clip(rf.global_name)}</code>)</summary>'
+                 f'<pre class="dl-code">{listing(rlines, _bytecode_row, "bytecode")}</pre>'
+                 '</details>')
     if c.resume_functions:
-        names = ", ".join(f"<code>{escape(r.code_name)}</code>" for r in c.resume_functions)
+        names = ", ".join(f"<code>{clip(r.code_name)}</code>" for r in c.resume_functions)
         body = f'<div class="dl-dim">Resume functions: {names}</div>' + body
     return _pane("Rewritten bytecode", body)
 
@@ -440,8 +480,10 @@ def guard_tree_html(c: Compile) -> str:
     """The final guard tree, exactly as TORCH_LOGS=guards prints it."""
     if not c.guard_tree:
         return _pane("Guard tree", f'<div class="dl-faint">None: this compile produced no '
-                                   f'cache entry (outcome {escape(c.outcome)}).</div>')
-    return _pane("Guard tree", f'<pre class="dl-code">{escape(c.guard_tree.strip(chr(10)))}</pre>')
+                                   f'cache entry (outcome {clip(c.outcome)}).</div>')
+    lines = c.guard_tree.strip("\n").split("\n")
+    rows = listing(lines, lambda line: f'<span class="dl-row">{clip(line)}</span>', "guard tree")
+    return _pane("Guard tree", f'<pre class="dl-code">{rows}</pre>')
 
 
 def recording_html(r: Recording) -> str:
@@ -451,18 +493,20 @@ def recording_html(r: Recording) -> str:
     if breaks is not None:
         facts.append(f"{breaks} graph break(s)")
     if r.torch_version:
-        facts.append(f"torch {escape(r.torch_version)}")
+        facts.append(f"torch {clip(r.torch_version)}")
     out = f'<div class="dl-head"><b>Recording</b> <span class="dl-dim">· {" · ".join(facts)}</span></div>'
     if r.ended_by:
         out += (f'<div class="dl-banner dl-error">Ended by the exception '
-                f'<code>{escape(r.ended_by)}</code>: what was recorded until then is shown.</div>')
+                f'<code>{clip(r.ended_by, MESSAGE_LIMIT)}</code>: what was recorded until then '
+                'is shown.</div>')
     if r.truncated:
         out += (f'<div class="dl-banner">The step cap (max_steps={r.max_steps}) was reached: '
                 'later steps were not stored. Record again with a larger cap to see them.</div>')
     for e in r.events:
         if e.kind in ("cache_limit", "error", "recorder_error"):
-            where = f"[{escape(e.compile_id)}] " if e.compile_id else ""
-            out += f'<div class="dl-banner dl-error">{escape(e.kind)}: {where}{escape(e.message)}</div>'
+            where = f"[{clip(e.compile_id)}] " if e.compile_id else ""
+            out += (f'<div class="dl-banner dl-error">{clip(e.kind)}: {where}'
+                    f'{clip(e.message, MESSAGE_LIMIT)}</div>')
     return out
 
 

@@ -119,7 +119,8 @@ class TraceViewer(W.VBox):
         r = self.recording
         self.css = W.HTML(f"<style>{_css()}</style>")
         self.header = W.HTML(panes.recording_html(r))
-        options = ([(panes.visible(c.title()), k) for k, c in enumerate(r.compiles)]
+        options = ([(panes.visible(panes.cut(c.title(), 200)), k)
+                    for k, c in enumerate(r.compiles)]
                    or [("(no compiles)", 0)])
         self.selector = W.Dropdown(options=options, value=0, description="compile",
                                    disabled=not r.compiles,
