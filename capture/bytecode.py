@@ -34,6 +34,7 @@ def source_lines(code: CodeType) -> tuple[str, ...]:
     if not lines:
         return ()
     last = max((ln for _, _, ln in code.co_lines() if ln is not None), default=code.co_firstlineno)
+    # Kept whole: the learner's own source; views bound what they show.
     return tuple(l.rstrip("\n") for l in lines[code.co_firstlineno - 1: last])
 
 

@@ -40,14 +40,22 @@ def describe_guard(g: Any, *, ambient: bool = False, step: int | None = None) ->
     except Exception:
         kind = "GUARD"
     source = getattr(g, "name", None) or None
+    if source is not None:
+        source = shorten(source, 200)
     lineno = line = code_name = None
     stack = getattr(g, "user_stack", None)
     if stack:
         frame = stack[-1]
-        lineno, line, code_name = frame.lineno, (frame.line or "").strip() or None, frame.name
+        lineno, line, code_name = frame.lineno, shorten((frame.line or "").strip(), 200) or None, \
+            frame.name
     text = f"{kind}: {source}" if source else kind
     return Guard(text=shorten(text, MAX_GUARD_TEXT), kind=kind, source=source, ambient=ambient,
                  step=step, lineno=lineno, line=line, code_name=code_name)
+
+
+def bounded_tree(tree: str, width: int = 400) -> str:
+    """The guard tree with each line cut to `width` (a marker shows the cut)."""
+    return "\n".join(shorten(line, width) for line in tree.splitlines())
 
 
 def guard_tree_leaves(tree: str) -> list[Leaf]:

@@ -41,7 +41,7 @@ class Listener(Protocol):
     def on_backend(self, output: Any, gm: Any) -> None: ...
     def on_compile_start(self, code: Any, compile_id: Any) -> None: ...
     def on_compile_end(self, code: Any, compile_id: Any, result: Any,
-                       exc: BaseException | None) -> None: ...
+                       exc: BaseException | None, falls_back: bool) -> None: ...
     def on_recompile_reasons(self, code: Any, reasons: list[str]) -> None: ...
     def on_bytecode(self, code: Any, new_code: Any) -> None: ...
     def on_warning(self, message: str) -> None: ...
@@ -119,14 +119,37 @@ def _wrap_compile(listener: Listener) -> Callable[[Any], Any]:
             try:
                 result = original(code, *args, **kwargs)
             except BaseException as e:
-                listener.on_compile_end(code, compile_id, None, e)
+                listener.on_compile_end(code, compile_id, None, e, _falls_back(e, args, kwargs))
                 raise
-            listener.on_compile_end(code, compile_id, result, None)
+            listener.on_compile_end(code, compile_id, result, None, False)
             return result
 
         return _compile
 
     return make
+
+
+def _falls_back(exc: BaseException, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether Dynamo will swallow this failure and run the frame eagerly.
+
+    `ConvertFrame.__call__` re-raises when its box says `error_on_graph_break`
+    (fullgraph=True) and for uncaptured higher-order ops; other `Unsupported` and
+    `UserError` failures are "soft": the frame runs without compiling. Under
+    fullgraph=True (`one_graph`, the 6th argument of `_compile` after the code) or
+    export nothing is swallowed.
+    """
+    from torch._dynamo import exc as dynamo_exc
+
+    one_graph = kwargs.get("one_graph", args[5] if len(args) > 5 else True)
+    export = kwargs.get("export", args[6] if len(args) > 6 else True)
+    if one_graph or export:
+        return False
+    box = kwargs.get("convert_frame_box")
+    if box is None or getattr(box, "error_on_graph_break", True):
+        return False
+    if isinstance(exc, dynamo_exc.UncapturedHigherOrderOpError):
+        return False
+    return isinstance(exc, (dynamo_exc.Unsupported, dynamo_exc.UserError))
 
 
 def _wrap_recompile_reasons(listener: Listener) -> Callable[[Any], Any]:
@@ -156,45 +179,73 @@ def install(listener: Listener) -> Undo:
                             _wrap_call_user_compiler(listener)))
         undos.append(_patch(convert_frame, "_compile", _wrap_compile(listener)))
         undos.append(_patch(convert_frame, "get_and_maybe_log_recompilation_reasons",
-                                   _wrap_recompile_reasons(listener)))
+                            _wrap_recompile_reasons(listener)))
         handle = convert_frame.register_bytecode_hook(listener.on_bytecode)
         undos.append(handle.remove)
         undos.append(_listen_to_warnings(listener))
     except BaseException:
-        _run_all(undos)
+        while True:  # a KeyboardInterrupt must not stop the roll-back half-way
+            try:
+                _run_all(undos)
+                break
+            except KeyboardInterrupt:
+                pass
         raise
     return lambda: _run_all(undos)
 
 
 class _WarningHandler(logging.Handler):
-    __dynamo_lab_wrapper__ = True
+    """Hands Dynamo's warnings to the active listener."""
 
-    def __init__(self, listener: Listener) -> None:
-        super().__init__(level=logging.WARNING)
-        self.listener = listener
+    __dynamo_lab_wrapper__ = True
+    listener: Listener | None = None
 
     def emit(self, record: logging.LogRecord) -> None:
+        listener = self.listener
+        if listener is None:
+            return
         try:
-            self.listener.on_warning(record.getMessage())
+            listener.on_warning(record.getMessage())
         except Exception:  # a log line must never break a compile
             pass
 
 
+# NOTE: made once, at import: creating a Handler takes logging's module lock through
+# Python calls, and logger.addHandler/removeHandler do too. An interrupt landing
+# between acquiring and releasing it would leave every other thread that logs hung,
+# so installing and undoing only touch the logger's handler list (no Python calls).
+_warning_handler = _WarningHandler(level=logging.WARNING)
+_dynamo_logger = logging.getLogger("torch._dynamo")  # getLogger takes that lock too
+
+
 def _listen_to_warnings(listener: Listener) -> Undo:
-    logger = logging.getLogger("torch._dynamo")
-    handler = _WarningHandler(listener)
-    logger.addHandler(handler)
-    return lambda: logger.removeHandler(handler)
+    logger = _dynamo_logger
+    _warning_handler.listener = listener
+    logger.handlers.append(_warning_handler)
+
+    def undo() -> None:
+        while _warning_handler in logger.handlers:
+            logger.handlers.remove(_warning_handler)
+        _warning_handler.listener = None
+
+    return undo
 
 
 def _run_all(undos: list[Undo]) -> None:
-    """Run every undo, newest first, even if one fails; re-raise the first failure."""
+    """Run every undo, newest first, even if one fails; re-raise the first failure.
+
+    An undo is dropped only once it ran, so after a KeyboardInterrupt the caller can
+    call again and the interrupted undo is retried (each undo is idempotent).
+    """
     first: BaseException | None = None
     while undos:
         try:
-            undos.pop()()
+            undos[-1]()
+        except KeyboardInterrupt:
+            raise
         except BaseException as e:  # keep undoing the rest
             first = first or e
+        undos.pop()
     if first is not None:
         raise first
 
@@ -214,6 +265,6 @@ def installed() -> list[str]:
     for hook in convert_frame._bytecode_hooks.values():
         if getattr(getattr(hook, "__self__", None), "__dynamo_lab_listener__", False):
             found.append("convert_frame.register_bytecode_hook")
-    if any(isinstance(h, _WarningHandler) for h in logging.getLogger("torch._dynamo").handlers):
+    if _warning_handler in _dynamo_logger.handlers:
         found.append("logging handler on torch._dynamo")
     return found

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import signal
 import linecache
 import re
 import threading
@@ -19,7 +20,7 @@ from typing import Any
 
 from . import hooks
 from .bytecode import code_info, disassemble_code
-from .guards import describe_guard, guard_tree_leaves, match_guard_texts
+from .guards import bounded_tree, describe_guard, guard_tree_leaves, match_guard_texts
 from .graph import describe_node
 from .recording import Compile, Event, GraphBreak, Recording, ResumeFunction, Step
 from .variables import _MUTABLE_KINDS, VarReader, shorten
@@ -72,6 +73,7 @@ class Recorder:
         self._live: dict[int, _Attempt] = {}  # id(output graph) -> attempt
         self._reasons: dict[Any, list[str]] = {}  # code -> failed guards of this recompile
         self._counters_before = read_counters()
+        self.interrupt_pending = False  # set by record()'s SIGINT handler
 
     # -- callbacks -----------------------------------------------------------
 
@@ -82,6 +84,10 @@ class Recorder:
             self._step(tx, inst, exc)
         except Exception as e:  # noqa: BLE001 - reported in the recording
             self._recorder_error(e)
+        if self.interrupt_pending:
+            self.interrupt_pending = False
+            if not isinstance(exc, KeyboardInterrupt):
+                raise KeyboardInterrupt  # the press was lost in a callback: stop here
 
     def on_graph_break(self, tx: Any, reason: str, exc: BaseException) -> None:
         if threading.get_ident() == self.thread:
@@ -95,9 +101,9 @@ class Recorder:
         pass
 
     def on_compile_end(self, code: Any, compile_id: Any, result: Any,
-                       exc: BaseException | None) -> None:
+                       exc: BaseException | None, falls_back: bool = False) -> None:
         if threading.get_ident() == self.thread:
-            self._safely(self._compile_end, code, compile_id, result, exc)
+            self._safely(self._compile_end, code, compile_id, result, exc, falls_back)
 
     def on_recompile_reasons(self, code: Any, reasons: list[str]) -> None:
         if threading.get_ident() == self.thread:
@@ -331,7 +337,8 @@ class Recorder:
         else:
             lineno, code_name = tx.lineno, tx.f_code.co_name
             line = linecache.getline(tx.f_code.co_filename, lineno).strip() if lineno else ""
-        return GraphBreak(reason=_break_reason(reason, exc), lineno=lineno, line=line or None,
+        return GraphBreak(reason=_break_reason(reason, exc), lineno=lineno,
+                          line=shorten(line, 200) if line else None,
                           code_name=code_name, step=len(c.steps),
                           explanation=_explanation(exc))
 
@@ -391,6 +398,9 @@ class Recorder:
                 c.nodes[i] = replace(c.nodes[i], name=node.name)
         if not renamed:
             return
+        self.reader.clear()  # its cached readings name the nodes by their old names
+        for key, last in list(attempt.last_locals.items()):
+            attempt.last_locals[key] = (None, last[1], True, last[3])  # re-read next time
         new_vars: dict[int, Any] = {}
 
         def fix(v: Any) -> Any:
@@ -437,7 +447,7 @@ class Recorder:
                         argnames=resume_code.co_varnames[:resume_code.co_argcount]))
 
     def _compile_end(self, code: Any, compile_id: Any, result: Any,
-                     exc: BaseException | None) -> None:
+                     exc: BaseException | None, falls_back: bool = False) -> None:
         self._reasons.pop(code, None)
         attempts = [a for a in self._live.values() if a.code is code]
         if not attempts:
@@ -455,13 +465,21 @@ class Recorder:
         guarded = getattr(result, "guarded_code", None) if result is not None else None
         if exc is not None:
             if c.graph_break is None and last.unsupported_at is not None:
-                c.graph_break = last.unsupported_at  # fullgraph=True: the break became an error
-            c.outcome = "interrupted" if isinstance(exc, KeyboardInterrupt) else "error"
+                c.graph_break = last.unsupported_at  # where the break that failed it was
             c.error = shorten(f"{type(exc).__name__}: {_first_line(exc)}", 400)
-            self.recording.events.append(Event(c.outcome, c.compile_id, c.error))
+            if falls_back:
+                # Dynamo swallows this one: the frame runs eagerly, the call succeeds.
+                c.outcome = "skipped"
+                self.recording.events.append(Event(
+                    "skipped", c.compile_id, f"Dynamo gave up on {c.code_name}; it runs "
+                    f"without compiling ({c.error})"))
+            else:
+                c.outcome = "interrupted" if isinstance(exc, KeyboardInterrupt) else "error"
+                self.recording.events.append(Event(c.outcome, c.compile_id, c.error))
         elif guarded is not None:
-            c.guard_tree = str(guarded.guard_manager)
-            leaves = guard_tree_leaves(c.guard_tree)
+            tree = str(guarded.guard_manager)
+            leaves = guard_tree_leaves(tree)
+            c.guard_tree = bounded_tree(tree)
             c.guards = [leaf.text for leaf in leaves]
             c.guard_details = match_guard_texts(c.guard_details, leaves)
             previous = _previous_attempt(self.recording, c)
@@ -605,15 +623,16 @@ def record(*, max_steps: int = DEFAULT_MAX_STEPS) -> Iterator[Recording]:
 
     with _lock:
         if _active is not None:
-            where = ("in another thread" if _active.thread != threading.get_ident()
-                     else "already, in this thread")
-            raise RuntimeError(
-                f"a recording is active {where}: Dynamo Lab records one thing at a time. "
-                "Finish the other `with capture.record():` block first.")
+            raise RuntimeError(_busy_message())
         recording = Recording(torch_version=torch.__version__, max_steps=max_steps)
         recorder = Recorder(recording, max_steps)
+        _active = recorder  # claimed before anything is installed
+    undo = None
+    froze = False
+    previous_sigint = None
+    ended_by = None
+    try:
         undo = hooks.install(recorder)
-        _active = recorder
         # NOTE: a recording keeps a few objects per step alive; as they pile up, the
         # collector runs full collections over Dynamo's whole (large) heap, which a
         # plain compile never does. Freezing what exists before recording keeps
@@ -622,8 +641,7 @@ def record(*, max_steps: int = DEFAULT_MAX_STEPS) -> Iterator[Recording]:
         froze = gc.isenabled() and gc.get_freeze_count() == 0
         if froze:
             gc.freeze()
-    ended_by = None
-    try:
+        previous_sigint = _note_interrupts(recorder)
         yield recording
     except KeyboardInterrupt:
         ended_by = "KeyboardInterrupt"
@@ -632,14 +650,55 @@ def record(*, max_steps: int = DEFAULT_MAX_STEPS) -> Iterator[Recording]:
         ended_by = shorten(f"{type(e).__name__}: {_first_line(e)}", 300)
         raise
     finally:
-        try:
-            if froze:
-                gc.unfreeze()
-            undo()
-        finally:
-            with _lock:
-                _active = None
-            recorder.finish(ended_by)
+        # Restoration must survive a second interrupt: retry until everything is undone.
+        while True:
+            try:
+                if previous_sigint is not None:
+                    signal.signal(signal.SIGINT, previous_sigint)
+                    previous_sigint = None
+                if froze:
+                    gc.unfreeze()
+                    froze = False
+                if undo is not None:
+                    undo()
+                    undo = None
+                break
+            except KeyboardInterrupt:
+                pass
+        with _lock:
+            _active = None
+        recorder.finish(ended_by)
+
+
+def _busy_message() -> str:
+    where = ("in another thread" if _active is not None and _active.thread != threading.get_ident()
+             else "already, in this thread")
+    return (f"a recording is active {where}: Dynamo Lab records one thing at a time. "
+            "Finish the other `with capture.record():` block first.")
+
+
+def _note_interrupts(recorder: Recorder) -> Any:
+    """Remember a Ctrl-C / stop press, so a press CPython loses still stops the trace.
+
+    CPython raises KeyboardInterrupt in whatever Python code runs next; while
+    Dynamo traces, that is often a garbage-collector weakref callback, where the
+    exception is printed as "Exception ignored" and dropped. The handler below
+    notes the press before raising as usual; the recorder raises again at the
+    next instruction if the first one was lost. Main thread only (a signal rule).
+    Returns the handler to put back, or None.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    previous = signal.getsignal(signal.SIGINT)
+    if not callable(previous):
+        return None  # SIG_IGN or SIG_DFL: the program chose; leave it
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        recorder.interrupt_pending = True
+        previous(signum, frame)
+
+    signal.signal(signal.SIGINT, on_sigint)
+    return previous
 
 
 def trace(fn: Callable[..., Any], *args: Any, backend: Any = "eager", reset: bool = True,
@@ -655,6 +714,8 @@ def trace(fn: Callable[..., Any], *args: Any, backend: Any = "eager", reset: boo
     if not callable(fn):
         raise TypeError(f"trace() needs a function or module to compile, got "
                         f"{type(fn).__name__}; for example capture.trace(f, torch.randn(4))")
+    if _active is not None:
+        raise RuntimeError(_busy_message())  # before the reset, which would change things
     if reset:
         torch._dynamo.reset()
     compiled = torch.compile(fn, backend=backend, **(compile_options or {}))

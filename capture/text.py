@@ -8,7 +8,25 @@ from .recording import Compile, Recording
 RULE = "=" * 78
 
 
+# Characters that would change how the rest of a line is shown (bidirectional
+# controls) or that a UTF-8 stream cannot carry (lone surrogates) are written as escapes.
+_INVISIBLE = dict.fromkeys([0x200E, 0x200F, 0x061C, *range(0x202A, 0x202F),
+                            *range(0x2066, 0x206A)])
+
+
+def printable(text: str) -> str:
+    """Text that prints as written: no reordering, no encoding errors."""
+    for ch in _INVISIBLE:
+        if chr(ch) in text:
+            text = text.replace(chr(ch), f"\\u{ch:04x}")
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def recording_text(r: Recording) -> str:
+    return printable(_recording_text(r))
+
+
+def _recording_text(r: Recording) -> str:
     head = (f"Recording: {len(r.compiles)} compile(s), {r.steps} step(s) "
             f"(torch {r.torch_version}, Python {r.python_version})")
     parts = [head]
@@ -24,11 +42,15 @@ def recording_text(r: Recording) -> str:
     if not r.compiles:
         parts.append("nothing was compiled while recording")
     for c in r.compiles:
-        parts.append(compile_text(c))
+        parts.append(_compile_text(c))
     return "\n\n".join(parts)
 
 
 def compile_text(c: Compile) -> str:
+    return printable(_compile_text(c))
+
+
+def _compile_text(c: Compile) -> str:
     out = [RULE, c.title(), RULE, f"{c.code_name} in {c.filename}:{c.firstlineno}"]
     if c.recompile_reasons:
         out.append("recompiled because:")
@@ -41,7 +63,7 @@ def compile_text(c: Compile) -> str:
     for s in c.steps:
         out.append("  " + str(s))
         key = s.code
-        if previous_locals.get(key) is not s.locals:
+        if previous_locals.get(key) != s.locals:
             previous_locals[key] = s.locals
             shown = ", ".join(f"{k}={v}" for k, v in s.locals.items())
             out.append(f"        locals: {{{shown}}}")

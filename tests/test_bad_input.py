@@ -329,12 +329,6 @@ def test_an_exception_raised_in_traced_code_reaches_the_caller_and_the_break_is_
     assert recording.ended_by == "ValueError: the learner's own error"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "capture/recorder.py Recorder._compile_end marks outcome 'error' for any exception out of "
-    "convert_frame._compile, but Dynamo's ConvertFrame.__call__ suppresses Unsupported/UserError "
-    "when fullgraph is off and runs the frame eagerly: the call succeeds while the recording "
-    "says 'error'. Expected an outcome such as 'skipped' (the frame ran eagerly), the reason "
-    "kept in Compile.error; 'error' only when the exception reached the caller (fullgraph)."))
 def test_a_break_dynamo_gives_up_on_is_a_skipped_frame_not_an_error_the_caller_saw():
     make = calls_for(raises_only_while_traced, lambda: (torch.randn(3),), {})
     plain = artifacts_of(make)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import capture
-from scenarios import SCENARIOS, artifacts
+from scenarios import SCENARIOS, artifacts, normalise
 
 HERE = Path(__file__).parent
 
@@ -68,3 +68,41 @@ def test_recording_matches_the_graphs_handed_to_a_user_backend():
         torch.compile(SCENARIOS["branch"]()[0][0], backend=backend)(torch.ones(3))
     assert [c.graph_code for c in rec.compiles if c.graph_code] == received
     assert len(received) == 2
+
+
+@pytest.mark.parametrize("name", ["module", "list_loop", "inlined", "transformer"])
+def test_recording_realizes_no_lazy_tracker_that_dynamo_did_not(name):
+    """Reading a LazyVariableTracker the wrong way builds it (and installs guards).
+
+    The oracle: the sequence of lazy realizations, by source, is the same with
+    and without recording. A reader that called e.g. `python_type()` on a
+    container of lazies would realize them earlier or more often.
+    """
+    from torch._dynamo.variables import lazy
+
+    original = lazy.LazyCache.realize
+    log: list[tuple] = []
+
+    def realize(self):
+        # which source, and at which instruction of which frame: realizing early
+        # (then finding it done when Dynamo asks) would show as a different place
+        from torch._dynamo.symbolic_convert import InstructionTranslator
+
+        name = getattr(self.source, "name", None)
+        tx = InstructionTranslator.current_tx()
+        inst = getattr(tx, "current_instruction", None)
+        log.append((normalise(str(name() if callable(name) else name)),
+                    getattr(inst, "offset", None), tx.f_code.co_name if tx else None))
+        return original(self)
+
+    lazy.LazyCache.realize = realize
+    try:
+        log.clear()
+        artifacts(name)
+        plain = list(log)
+        log.clear()
+        recorded(name)
+        with_recording = list(log)
+    finally:
+        lazy.LazyCache.realize = original
+    assert plain and with_recording == plain

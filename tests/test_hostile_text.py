@@ -135,12 +135,6 @@ def test_the_text_view_and_json_keep_hostile_text_verbatim(hostile, kind):
     assert TEXT in str(again)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "capture/text.py compile_text prints a step's `locals:` line only when the locals dict "
-    "is a different object from the previous step's (`is not`); Recording.from_json gives "
-    "every step its own dict, so the text view of a recording read back from JSON repeats "
-    "`locals: {...}` under every step and differs from the original's. Expected: the same "
-    "text (compare with ==, or share equal dicts when reading JSON)."))
 def test_a_recording_read_back_from_json_has_the_same_text_view(hostile):
     recording = hostile["code names"]
     assert str(capture.Recording.from_json(recording.to_json())) == str(recording)
@@ -166,11 +160,6 @@ def test_unsafe_characters_do_not_break_any_pane(hostile):
     list(viewer_html(recording))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "capture/text.py (str(Recording)) and widgets/magic.py --text print code, file and local "
-    "names raw: a lone surrogate (e.g. '\\ud800' in a name, '\\udcff' from an undecodable file "
-    "name) cannot be encoded for a UTF-8 terminal or notebook stream, so print() raises "
-    "UnicodeEncodeError. Expected: such characters shown escaped (e.g. '\\\\ud800')."))
 def test_the_text_view_of_unsafe_characters_can_be_printed(hostile):
     text = str(hostile["unsafe characters"])
     text.encode("utf-8")

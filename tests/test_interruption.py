@@ -186,14 +186,6 @@ def test_the_magic_shows_the_partial_recording_of_an_interrupted_cell(
 
 @pytest.mark.timeout(120)
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-@pytest.mark.xfail(strict=True, reason=(
-    "capture: CPython raises a pending KeyboardInterrupt in whatever Python code runs next; "
-    "while Dynamo traces that is often a weakref callback run by the garbage collector "
-    "(WeakSet._remove, WeakIdKeyDictionary.remove), where it is printed as 'Exception ignored' "
-    "and lost, so the first press of Jupyter's stop button often does nothing (3 of 4 timed "
-    "presses in test_keyboard_interrupt_mid_trace_keeps_the_partial_recording_marked). "
-    "Expected: record() notes the SIGINT (its own handler in the main thread, restored on "
-    "exit) and the recorder raises KeyboardInterrupt at the next step if the press was lost."))
 def test_a_stop_press_lost_in_a_garbage_collector_callback_still_stops_the_trace(monkeypatch):
     old = signal.signal(signal.SIGINT, signal.default_int_handler)
     original = capture.recorder.Recorder.on_step
@@ -258,17 +250,6 @@ def entered_functions_interrupted_at(k, body):
 
 @pytest.mark.timeout(300)
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # in GC callbacks
-@pytest.mark.xfail(strict=True, reason=(
-    "capture/hooks.py _run_all pops each undo before calling it, so an undo interrupted at its "
-    "first instruction is never retried (that patch, the bytecode hook or the log handler stays "
-    "installed), and an interrupt on entering record()'s undo lambda or _run_all itself leaves "
-    "every hook installed; _listen_to_warnings interrupted inside logger.addHandler leaves the "
-    "handler without an undo. Every later record() then fails with 'already wrapped ... restart "
-    "the kernel'. Worse, on Python 3.11 an interrupt on entering logging._releaseLock inside "
-    "addHandler/removeHandler (called by every record() since the warnings listener) leaves "
-    "logging's module lock held by the main thread: any other thread that logs then hangs "
-    "forever. Expected: restoration survives a KeyboardInterrupt (defer SIGINT while "
-    "installing and undoing, or at least retry the interrupted undo)."))
 def test_an_interrupt_at_any_call_while_entering_or_leaving_record_leaves_nothing_behind(
         restored):
     def body():

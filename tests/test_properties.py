@@ -167,13 +167,6 @@ def test_the_generator_writes_programs_that_run(capsys):
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-@pytest.mark.xfail(strict=True, reason=(
-    "capture/recorder.py Recorder._settle_names renames nodes in the steps already stored but "
-    "not in the VarReader cache: the step stored right after the backend call (RETURN_VALUE, "
-    "or the instruction that broke the graph) reads the cached Var and names the node by its "
-    "old name, e.g. `RETURN_VALUE stack: [TensorVariable f32[3] node=mul]` while the graph "
-    "has only `z` (repro: capture.trace(lambda x, k: (x.sin() * k), ...) with `y = x.sin(); "
-    "z = y * k; return z`). Expected: every Var.node names a node of its compile."))
 @settings(max_examples=10, phases=[Phase.explicit, Phase.generate], **SETTINGS)
 @given(source=programs)
 def test_every_tensor_on_the_stack_or_in_a_local_names_a_node_of_its_graph(source):

@@ -185,11 +185,6 @@ def test_the_magic_is_refused_while_another_thread_records_and_nothing_is_reset(
     assert hooks.installed() == []
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "capture/recorder.py trace() calls torch._dynamo.reset() before record() checks for an "
-    "active recording, so a trace() that is then refused ('a recording is active ...') has "
-    "already thrown away every compiled function of the recording in progress (its own "
-    "thread's or another's). Expected: refuse before changing anything (check active() first)."))
 def test_a_refused_trace_changes_nothing():
     torch._dynamo.reset()
     compiled = torch.compile(mine, backend="eager")
