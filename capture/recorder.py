@@ -74,6 +74,7 @@ class Recorder:
         self._reasons: dict[Any, list[str]] = {}  # code -> failed guards of this recompile
         self._counters_before = read_counters()
         self.interrupt_pending = False  # set by record()'s SIGINT handler
+        self.generation = 0  # resets of Dynamo seen while recording
 
     # -- callbacks -----------------------------------------------------------
 
@@ -229,6 +230,14 @@ class Recorder:
                     firstlineno=code.co_firstlineno, source_lines=list(info.source_lines),
                     codes=[info])
         c.recompile_reasons = list(self._reasons.get(code, []))
+        if any(o.compile_id == compile_id and o.generation == self.generation
+               for o in self.recording.compiles):
+            # the same id again: Dynamo was reset while recording
+            self.generation += 1
+            self.recording.events.append(Event(
+                "reset", None, f"Dynamo was reset: compile ids start again (generation "
+                f"{self.generation})"))
+        c.generation = self.generation
         attempt = _Attempt(compile=c, output=output, code=code)
         attempt.code_index[code] = 0
         # Guards present before the first instruction are the ambient ones that

@@ -214,6 +214,9 @@ class Compile:
     outcome: str = "unfinished"
     error: str | None = None
     truncated: bool = False
+    # torch._dynamo.reset() inside a recording restarts Dynamo's ids at 0/0: the
+    # number of resets seen before this compile tells equal ids apart
+    generation: int = 0
 
     @property
     def frame_id(self) -> int:
@@ -247,6 +250,8 @@ class Compile:
                 notes.append(self.outcome)
         if self.truncated:
             notes.append("truncated")
+        if self.generation:
+            text += f" (after reset {self.generation})"
         return text + (" — " + ", ".join(notes) if notes else "")
 
     def __str__(self) -> str:
@@ -285,10 +290,11 @@ class Recording:
     ended_by: str | None = None
     result: Any = None
 
-    def compile(self, compile_id: str) -> Compile:
-        """The compile with this id (`0/0`, `0/0_1`, `1/0`)."""
+    def compile(self, compile_id: str, generation: int = 0) -> Compile:
+        """The compile with this id (`0/0`, `0/0_1`, `1/0`); after a `torch._dynamo.reset()`
+        inside the recording ids start again, and `generation=1` picks the later one."""
         for c in self.compiles:
-            if c.compile_id == compile_id:
+            if c.compile_id == compile_id and c.generation == generation:
                 return c
         known = ", ".join(c.compile_id for c in self.compiles) or "none"
         raise KeyError(f"no compile {compile_id!r} in this recording (it has: {known})")
@@ -380,6 +386,7 @@ def _compile_to_dict(c: Compile) -> dict[str, Any]:
         "restart_reason": c.restart_reason,
         "recompile_reasons": list(c.recompile_reasons),
         "outcome": c.outcome, "error": c.error, "truncated": c.truncated,
+        "generation": c.generation,
     }
 
 
@@ -411,6 +418,7 @@ def _compile_from_dict(d: dict[str, Any]) -> Compile:
         graph_break=GraphBreak(**d["graph_break"]) if d["graph_break"] else None,
         restart_reason=d["restart_reason"], recompile_reasons=list(d["recompile_reasons"]),
         outcome=d["outcome"], error=d["error"], truncated=d["truncated"],
+        generation=d.get("generation", 0),
     )
 
 

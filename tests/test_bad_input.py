@@ -500,16 +500,13 @@ def test_a_cell_that_resets_dynamo_itself_records_both_compiles(cell, ipython_sh
     assert hooks.installed() == [] and shown
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "capture: after torch._dynamo.reset() inside a recording Dynamo numbers compiles from 0/0 "
-    "again, so the recording holds two '[0/0] once' compiles: Recording.compile('0/0') and "
-    "%%capture_trace --compile 0/0 can never reach the second, and the viewer's selector "
-    "lists two identical titles. Expected: each compile reachable by its id and told apart "
-    "(e.g. a 'reset' event and a generation mark in the id or title)."))
 def test_after_a_reset_inside_the_cell_every_compile_can_be_told_apart(cell, ipython_shell):
     cell(RESETS_ITSELF)
     r = ipython_shell.user_ns["_trace"]
-    assert all(r.compile(c.compile_id) is c for c in r.compiles)
+    # ids are Dynamo's own, which start again after a reset; the generation tells them apart
+    assert [(c.compile_id, c.generation) for c in r.compiles] == [("0/0", 0), ("0/0", 1)]
+    assert all(r.compile(c.compile_id, c.generation) is c for c in r.compiles)
+    assert [e.kind for e in r.events].count("reset") == 1
     titles = [c.title() for c in r.compiles]
     assert len(set(titles)) == len(titles), titles
 
