@@ -178,7 +178,7 @@ def step_style(g: GraphLayout, i: int, scope: str) -> str:
         rules.append(", ".join(f".{scope} .{cls}" for cls in hidden) + " { display: none; }")
     if shown > before:
         # As specific as the stylesheet's own node rules, plus one class, so it wins.
-        new = [f".dl-viewer .dl-graph.{scope} svg .node.{_exact(k, g.digits)}"
+        new = [f".dl-viewer .dl-drawing.{scope} svg .node.{_exact(k, g.digits)}"
                for k in range(before, shown)]
         rules.append(", ".join(f"{sel} path, {sel} polygon, {sel} ellipse" for sel in new)
                      + " { stroke: var(--jp-warn-color1); stroke-width: 3px;"
@@ -194,7 +194,7 @@ def svg_html(g: GraphLayout, scope: str) -> str:
     """The drawing, set once per compile; `step_style` then reveals it step by step."""
     if g.svg is None:
         return ""
-    return f'<div class="dl-pane-body dl-graph {scope}">{g.svg}</div>'
+    return f'<div class="dl-pane-body dl-drawing {scope}">{g.svg}</div>'
 
 
 def caption_html(g: GraphLayout, i: int, c: Compile) -> str:

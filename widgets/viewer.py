@@ -79,16 +79,19 @@ class _Marks:
                 nxt_guard = j
 
 
-def _button(text: str, tip: str, icon: str = "") -> W.Button:
-    return W.Button(description=text, tooltip=tip, icon=icon, layout=W.Layout(width="auto"))
+def _classed(widget: W.DOMWidget, *classes: str) -> W.DOMWidget:
+    for cls in classes:
+        widget.add_class(cls)
+    return widget
 
 
-def _pane(extra: str = "") -> W.HTML:
-    w = W.HTML(layout=W.Layout(min_width="0", width="auto"))
-    w.add_class("dl-pane")
-    if extra:
-        w.add_class(extra)
-    return w
+def _button(text: str, tip: str, cls: str) -> W.Button:
+    """A button named by its words alone; a glyph, if any, comes from style.css by `cls`."""
+    return _classed(W.Button(description=text, tooltip=tip, layout=W.Layout(width="auto")), cls)
+
+
+def _pane(cls: str) -> W.HTML:
+    return _classed(W.HTML(layout=W.Layout(min_width="0", width="auto")), "dl-pane", cls)
 
 
 class TraceViewer(W.VBox):
@@ -118,36 +121,42 @@ class TraceViewer(W.VBox):
     def _build(self) -> None:
         r = self.recording
         self.css = W.HTML(f"<style>{_css()}</style>")
-        self.header = W.HTML(panes.recording_html(r))
+        self.header = _classed(W.HTML(panes.recording_html(r)), "dl-header")
         options = ([(panes.visible(panes.cut(c.title(), 200)), k)
                     for k, c in enumerate(r.compiles)]
                    or [("(no compiles)", 0)])
         self.selector = W.Dropdown(options=options, value=0, description="compile",
                                    disabled=not r.compiles,
                                    layout=W.Layout(width="100%", max_width="760px"))
-        self.summary = W.HTML()
+        self.selector.add_class("dl-compile")
+        self.summary = _classed(W.HTML(), "dl-summary")
 
-        self.first = _button("first", "first step", "fast-backward")
-        self.back = _button("back", "previous step", "step-backward")
-        self.forward = _button("forward", "next step", "step-forward")
-        self.last = _button("last", "last step", "fast-forward")
+        self.first = _button("first", "first step", "dl-first")
+        self.back = _button("back", "previous step", "dl-back")
+        self.forward = _button("forward", "next step", "dl-forward")
+        self.last = _button("last", "last step", "dl-last")
         self.play = W.Play(value=0, min=0, max=0, step=1, interval=400, show_repeat=False,
                            tooltip="play / pause", description="play")
+        self.play.add_class("dl-play")
         self.slider = W.IntSlider(value=0, min=0, max=0, readout=False, continuous_update=True,
                                   description="step", layout=W.Layout(flex="1 1 auto",
                                                                       min_width="120px"))
-        self.position = W.HTML()
+        self.slider.add_class("dl-slider")
+        self.position = _classed(W.HTML(), "dl-position")
         self.play_link = W.jslink((self.play, "value"), (self.slider, "value"))
         traitlets.link((self, "step"), (self.slider, "value"))
         traitlets.link((self, "compile_index"), (self.selector, "value"))
 
-        self.to_line = _button("next line", "next step on another source line (steps over calls)")
-        self.to_node = _button("next node", "next step that adds a node to the FX graph")
-        self.to_guard = _button("next guard", "next step that installs a guard")
-        self.to_break = _button("graph break", "the step where the graph break happened")
-        self.fit = W.ToggleButton(value=False, description="fit graph", icon="compress",
-                                  tooltip="shrink the FX graph to the width of its pane",
-                                  layout=W.Layout(width="auto"))
+        self.to_line = _button("next line", "next step on another source line (steps over calls)",
+                               "dl-next-line")
+        self.to_node = _button("next node", "next step that adds a node to the FX graph",
+                               "dl-next-node")
+        self.to_guard = _button("next guard", "next step that installs a guard", "dl-next-guard")
+        self.to_break = _button("graph break", "the step where the graph break happened",
+                                "dl-graph-break")
+        self.fit = _classed(W.ToggleButton(value=False, description="fit graph",
+                                           tooltip="shrink the FX graph to the width of its pane",
+                                           layout=W.Layout(width="auto")), "dl-fit-graph")
         self.fit.observe(self._on_fit, "value")
 
         self.first.on_click(lambda _: self._go(0))
@@ -160,21 +169,21 @@ class TraceViewer(W.VBox):
         self.to_guard.on_click(lambda _: self._go(self._mark().guard[self.step]))
         self.to_break.on_click(lambda _: self._go(break_step(self._c)))
 
-        self.caption = W.HTML()
-        self.source = _pane()
-        self.bytecode = _pane()
-        self.stack = _pane()
+        self.caption = _classed(W.HTML(), "dl-caption-bar")
+        self.source = _pane("dl-source")
+        self.bytecode = _pane("dl-bytecode")
+        self.stack = _pane("dl-stack")
         self.graph = W.HTML(layout=W.Layout(min_width="0"))  # title, per-step <style> or text
         self.drawing = W.HTML(layout=W.Layout(min_width="0"))  # the SVG, set once per compile
-        self.guards = _pane()
-        self.original = _pane()
-        self.rewritten = _pane()
-        self.guard_tree = _pane()
+        self.guards = _pane("dl-guards")
+        self.original = _pane("dl-original")
+        self.rewritten = _pane("dl-rewritten")
+        self.guard_tree = _pane("dl-guard-tree")
 
         grid = dict(grid_template_columns="repeat(2, minmax(0, 1fr))", grid_gap="6px",
                     width="100%")
-        graph_box = W.VBox([self.graph, self.drawing], layout=W.Layout(min_width="0"))
-        graph_box.add_class("dl-pane")
+        graph_box = _classed(W.VBox([self.graph, self.drawing], layout=W.Layout(min_width="0")),
+                             "dl-pane", "dl-graph")
         panes_grid = W.GridBox(
             [W.VBox([self.source, self.bytecode], layout=W.Layout(min_width="0")),
              self.stack, graph_box, self.guards],
@@ -182,11 +191,14 @@ class TraceViewer(W.VBox):
         compare = W.GridBox([self.original, self.rewritten], layout=W.Layout(**grid))
         self.details = W.Accordion([compare, self.guard_tree], selected_index=None,
                                    titles=("Bytecode: original and rewritten", "Guard tree"))
+        self.details.add_class("dl-details")
         controls = W.HBox([self.first, self.back, self.play, self.forward, self.last,
                            self.slider, self.position],
                           layout=W.Layout(flex_flow="row wrap", align_items="center"))
+        controls.add_class("dl-controls")
         jumps = W.HBox([self.to_line, self.to_node, self.to_guard, self.to_break, self.fit],
                        layout=W.Layout(flex_flow="row wrap"))
+        jumps.add_class("dl-jumps")
         self.children = [self.css, self.header, self.selector, self.summary, controls, jumps,
                          self.caption, panes_grid, self.details]
 
