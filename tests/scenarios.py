@@ -173,45 +173,6 @@ SCENARIOS: dict[str, Callable[[], list[tuple[Any, tuple]]]] = {
 
 def artifacts(name: str, run: Callable[[Callable[[], Any]], Any] = lambda f: f()) -> dict[str, Any]:
     """Reset Dynamo, compile and call the scenario's calls (through `run`), read the results."""
-    from torch._dynamo.convert_frame import register_bytecode_hook
-    from torch._dynamo.eval_frame import _debug_get_cache_entry_list
+    from dynamo_oracle import artifacts_of  # it imports this module: imported when called
 
-    torch._dynamo.reset()
-    calls = SCENARIOS[name]()
-    graphs: list[str] = []
-    bytecode: list[str] = []
-    codes: list[Any] = []
-
-    def backend(gm, example_inputs):
-        graphs.append(gm.code)
-        return gm.forward
-
-    def on_bytecode(code, new_code):
-        import dis
-        bytecode.append(f"{code.co_name}\n{dis.Bytecode(new_code).dis()}")
-        if code not in codes:
-            codes.append(code)
-
-    handle = register_bytecode_hook(on_bytecode)
-    results = []
-    try:
-        compiled = {}
-        for fn, args in calls:
-            key = id(fn)
-            if key not in compiled:
-                compiled[key] = torch.compile(fn, backend=backend)
-            f = compiled[key]
-            out = run(lambda: f(*args))
-            results.append(out.detach().tolist() if isinstance(out, torch.Tensor) else repr(out))
-    finally:
-        handle.remove()
-    guard_trees = []
-    for code in codes:
-        for entry in _debug_get_cache_entry_list(code):
-            guard_trees.append(f"{entry.compile_id}\n{entry.guard_manager}")
-    return {
-        "graphs": [normalise(g) for g in graphs],
-        "guards": [normalise(t) for t in guard_trees],
-        "bytecode": [normalise(b) for b in bytecode],
-        "results": results,
-    }
+    return artifacts_of(SCENARIOS[name], run)

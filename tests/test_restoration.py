@@ -6,24 +6,11 @@ import threading
 
 import pytest
 import torch
-from torch._dynamo import convert_frame, output_graph, symbolic_convert
 
 import capture
 from capture import hooks
+from dynamo_oracle import seams
 from scenarios import artifacts
-
-
-def seams():
-    """Everything the recorder touches, as identities to compare before and after."""
-    tx = symbolic_convert.InstructionTranslatorBase
-    return {
-        "step": vars(tx)["step"],
-        "log_graph_break": vars(tx)["log_graph_break"],
-        "call_user_compiler": vars(output_graph.OutputGraph)["call_user_compiler"],
-        "_compile": convert_frame._compile,
-        "reasons": convert_frame.get_and_maybe_log_recompilation_reasons,
-        "bytecode_hooks": list(convert_frame._bytecode_hooks.values()),
-    }
 
 
 @pytest.fixture
