@@ -558,13 +558,6 @@ print("next cell:", result.success, flush=True)
 
 
 @pytest.mark.timeout(180)
-@pytest.mark.xfail(strict=True, reason=(
-    "torch 2.13 Dynamo: running a torch.compile'd coroutine (async def) to completion, then "
-    "calling torch.compile again, segfaults the process (in "
-    "torch/_dynamo/repro/after_dynamo.py wrap_backend_debug; also without capture: "
-    "`co = torch.compile(af, backend='eager')(x); co.send(None)` then any torch.compile). "
-    "The project must refuse or work around compiling coroutine frames under %%capture_trace "
-    "(e.g. a one-line error naming the coroutine) so the kernel survives."))
 def test_a_compiled_coroutine_does_not_crash_the_kernel():
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-c", COROUTINE_SESSION], capture_output=True,

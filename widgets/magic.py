@@ -91,6 +91,10 @@ class CaptureTraceMagics(Magics):
         compiled = self._compile(cell)
         if compiled is None:
             return  # the SyntaxError has been shown
+        coroutines = _compiled_coroutines(self.shell, cell)
+        if coroutines:
+            print(_coroutine_refused(coroutines), file=sys.stderr)
+            return
         refused_before = _generators_refused()
         recording, value, error = self._run(compiled, args)
 
@@ -242,6 +246,55 @@ def _generators_refused() -> int:
                if text.startswith("Attempt to trace generator"))
 
 
+def _compile_targets(tree: ast.AST) -> list[str]:
+    """Names the cell hands to torch.compile: `torch.compile(name)` and `@torch.compile`."""
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _is_compile(node.func) and node.args:
+            name = _dotted(node.args[0])
+            if name:
+                names.append(name)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if any(_is_compile(d.func if isinstance(d, ast.Call) else d)
+                   for d in node.decorator_list):
+                names.append(node.name)
+    return names
+
+
+def _compiled_coroutines(shell: Any, cell: str) -> list[str]:
+    """Async functions the cell hands to torch.compile (defined in the cell or before it).
+
+    NOTE: on torch 2.13 a compiled coroutine that runs to completion leaves Dynamo in a
+    state where the next torch.compile crashes the whole process (a segfault, with or
+    without recording), so the magic refuses such a cell before running it.
+    """
+    try:
+        tree = ast.parse(shell.transform_cell(cell))
+    except (SyntaxError, ValueError):
+        return []
+    async_defs = {n.name for n in ast.walk(tree) if isinstance(n, ast.AsyncFunctionDef)}
+    found = []
+    for name in _compile_targets(tree):
+        fn = _lookup(shell.user_ns, name)
+        fn = getattr(fn, "_torchdynamo_orig_callable", fn)
+        code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+        is_async = name in async_defs or (isinstance(code, types.CodeType)
+                                          and code.co_flags & _COROUTINE_FLAG)
+        if is_async and name not in found:
+            found.append(name)
+    return found
+
+
+_COROUTINE_FLAG = 0x80  # inspect.CO_COROUTINE
+
+
+def _coroutine_refused(names: list[str]) -> str:
+    which = ", ".join(f"`{n}`" for n in names)
+    return (f"{PREFIX} not run: {which} is an async function (a coroutine), and on torch "
+            "2.13 Dynamo crashes the whole process when anything is compiled after a compiled "
+            "coroutine has finished. Compile the synchronous tensor code it awaits instead.")
+
+
 def _compiled_generators(shell: Any, cell: str) -> list[str]:
     """Generator functions the cell hands to torch.compile, by name.
 
@@ -253,17 +306,9 @@ def _compiled_generators(shell: Any, cell: str) -> list[str]:
         tree = ast.parse(shell.transform_cell(cell))
     except (SyntaxError, ValueError):
         return []
-    names = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _is_compile(node.func) and node.args:
-            names.append(_dotted(node.args[0]))
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if any(_is_compile(d.func if isinstance(d, ast.Call) else d)
-                   for d in node.decorator_list):
-                names.append(node.name)
     found = []
-    for name in names:
-        fn = _lookup(shell.user_ns, name) if name else None
+    for name in _compile_targets(tree):
+        fn = _lookup(shell.user_ns, name)
         fn = getattr(fn, "_torchdynamo_orig_callable", fn)  # what torch.compile wrapped
         code = getattr(getattr(fn, "__func__", fn), "__code__", None)
         if isinstance(code, types.CodeType) and code.co_flags & _GENERATOR_FLAGS:
