@@ -98,9 +98,6 @@ class Recorder:
         if threading.get_ident() == self.thread:
             self._safely(self._backend, output, gm)
 
-    def on_compile_start(self, code: Any, compile_id: Any) -> None:
-        pass
-
     def on_compile_end(self, code: Any, compile_id: Any, result: Any,
                        exc: BaseException | None, falls_back: bool = False) -> None:
         if threading.get_ident() == self.thread:

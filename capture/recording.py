@@ -243,11 +243,10 @@ class Compile:
         if gb is not None and gb.lineno is not None:
             where = f" in {gb.code_name}" if gb.code_name and gb.code_name != self.code_name else ""
             notes.append(f"graph break{where} at line {gb.lineno}")
-        elif self.graph_break is not None:
+        elif gb is not None:
             notes.append("graph break")
-        if self.outcome not in ("compiled", "graph break") or not notes:
-            if self.outcome != "compiled":
-                notes.append(self.outcome)
+        if self.outcome not in ("compiled", "graph break") or (gb is None and self.outcome != "compiled"):
+            notes.append(self.outcome)
         if self.truncated:
             notes.append("truncated")
         if self.generation:
@@ -302,11 +301,6 @@ class Recording:
     @property
     def steps(self) -> int:
         return sum(len(c.steps) for c in self.compiles)
-
-    @property
-    def counters_during(self) -> dict[str, int]:
-        """The same as `counters` (an earlier name)."""
-        return self.counters
 
     @property
     def graph_break_count(self) -> int:

@@ -12,6 +12,7 @@ and `source`, and class tests are done with `issubclass(type(v), ...)`.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from .recording import Var
@@ -132,6 +133,14 @@ class VarReader:
         return Var(kind=kind, python_type=ptype, source=source, detail=shorten(detail), node=node)
 
 
+@functools.cache
+def _base_python_type() -> Any:
+    """`VariableTracker.python_type`, looked up once (torch is imported lazily)."""
+    from torch._dynamo.variables.base import VariableTracker
+
+    return VariableTracker.python_type
+
+
 def _python_type(v: Any, cls: type, kind: str) -> str | None:
     """The Python type a tracker models, without the costly fallbacks.
 
@@ -139,9 +148,7 @@ def _python_type(v: Any, cls: type, kind: str) -> str | None:
     most trackers, raises after formatting the tracker's repr: skipped. A
     `GetAttrVariable` knows its type only when Dynamo told it (`py_type`).
     """
-    from torch._dynamo.variables.base import VariableTracker
-
-    if kind in _NO_PYTHON_TYPE or cls.python_type is VariableTracker.python_type:
+    if kind in _NO_PYTHON_TYPE or cls.python_type is _base_python_type():
         return None
     if kind == "GetAttrVariable":
         t = v.__dict__.get("py_type")
