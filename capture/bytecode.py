@@ -45,7 +45,7 @@ def code_info(code: CodeType) -> CodeInfo:
             _infos.clear()
         info = _infos[code] = CodeInfo(
             name=code.co_name, filename=code.co_filename, firstlineno=code.co_firstlineno,
-            source_lines=source_lines(code), instructions=instructions(code))
+            source_lines=source_lines(code), code=code)  # disassembled when first shown
     return info
 
 

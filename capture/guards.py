@@ -23,7 +23,7 @@ MAX_GUARD_TEXT = 400
 _RENDERED_AS = {"AUTOGRAD_SAVED_TENSORS_HOOKS": "LAMBDA_GUARD",
                 "TORCH_FUNCTION_STATE": "TORCH_FUNCTION_MODE_STACK"}
 
-_LEAF = re.compile(r"^[| ]*\+- ([A-Z][A-Z0-9_]*): (.*)$")
+_LEAF = re.compile(r"^[| ]*\+- ([A-Z][A-Z0-9_]*): (.*)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -61,12 +61,10 @@ def bounded_tree(tree: str, width: int = 400) -> str:
 def guard_tree_leaves(tree: str) -> list[Leaf]:
     """The leaf checks of a guard tree, without the tree drawing or trailing comments."""
     leaves = []
-    for raw in tree.splitlines():
-        m = _LEAF.match(raw)
-        if m:
-            kind, text = m.group(1), m.group(2)
-            text = text.split("  # ", 1)[0].rstrip()
-            leaves.append(Leaf(kind, shorten(f"{kind}: {text}", MAX_GUARD_TEXT)))
+    for m in _LEAF.finditer(tree):
+        kind = m.group(1)
+        text = m.group(2).split("  # ", 1)[0].rstrip()
+        leaves.append(Leaf(kind, shorten(f"{kind}: {text}", MAX_GUARD_TEXT)))
     return leaves
 
 
@@ -114,6 +112,9 @@ def match_guard_texts(details: list[Guard], leaves: list[Leaf]) -> list[Guard]:
 
 
 _CALL = re.compile(r"^[A-Za-z_][\w.]*\(")
+# A first argument that is a plain source: L['x'], G['torch'].nn, L['self']._modules['fc'][0]
+_KEY = r"\[(?:'[^'\\]*'|\"[^\"\\]*\"|-?\d+)\]"
+_SIMPLE_ARG = re.compile(rf"([LG]{_KEY}(?:\.\w+|{_KEY})*)\s*[,)]")
 
 
 def _leaf_source(text: str) -> str | None:
@@ -124,6 +125,9 @@ def _leaf_source(text: str) -> str | None:
     body = text.split(": ", 1)[1] if ": " in text else text
     m = _CALL.match(body)
     if m:
+        simple = _SIMPLE_ARG.match(body, m.end())
+        if simple:  # the common case, at regex speed; anything odder is walked below
+            return simple.group(1)
         depth, start = 0, m.end()
         for i in range(start, len(body)):
             ch = body[i]

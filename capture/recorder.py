@@ -23,7 +23,7 @@ from .bytecode import code_info, disassemble_code
 from .guards import bounded_tree, describe_guard, guard_tree_leaves, match_guard_texts
 from .graph import describe_node
 from .recording import Compile, Event, GraphBreak, Recording, ResumeFunction, Step
-from .variables import _MUTABLE_KINDS, VarReader, shorten
+from .variables import VarReader, rename_nodes, shorten
 
 DEFAULT_MAX_STEPS = 50_000
 
@@ -52,7 +52,7 @@ class _Attempt:
     tx_info: dict[int, tuple] = field(default_factory=dict)
     # id(instruction) -> (instruction, offset, opname, argrepr, lineno)
     inst_info: dict[int, tuple] = field(default_factory=dict)
-    # id(tx) -> (identity key, Var dict, volatile, the trackers) of its last step's locals
+    # id(tx) -> (identity key, index dict, positions that can change, indices)
     last_locals: dict[int, tuple] = field(default_factory=dict)
     code_index: dict[Any, int] = field(default_factory=dict)
 
@@ -68,6 +68,7 @@ class Recorder:
         self.stored = 0
         self.thread = threading.get_ident()
         self.reader = VarReader()
+        self._stable_get = self.reader.stable.get  # the dict is cleared, never replaced
         self._attempt: _Attempt | None = None
         self._output: Any = None
         self._live: dict[int, _Attempt] = {}  # id(output graph) -> attempt
@@ -164,43 +165,66 @@ class Recorder:
         if lineno is None:
             lineno = tx.lineno
 
-        # Empty additions share one empty tuple: most steps add nothing, and every
-        # object kept per step is one more for the garbage collector to walk.
-        nodes_added = self._new_nodes(attempt, index) or ()
+        # Most steps add no node and no guard: one cheap look at each tells. Empty
+        # additions share one empty tuple (each object kept per step is one more for
+        # the garbage collector to walk).
+        graph = output.tracers[-1].graph  # OutputGraph.graph without its two properties
+        if graph._len != attempt.graph_n or graph._root._prev is not attempt.graph_tail:
+            nodes_added = self._new_nodes(attempt, index) or ()
+        else:
+            nodes_added = ()
         if attempt.pending_nodes:
             nodes_added = attempt.pending_nodes + list(nodes_added)
             attempt.pending_nodes = []
-        guards_added = self._new_guards(attempt, index) or ()
+        guards = output.tracing_context.guards_context.dynamo_guards.inner  # OutputGraph.guards
+        if len(guards._dict) != attempt.guard_n:
+            guards_added = self._new_guards(attempt, index) or ()
+        else:
+            guards_added = ()
 
-        read = self.reader.read
-        stack = [read(v) for v in tx.stack]
-        new_locals = self._locals(attempt, tx)
-        c.steps.append(Step(
-            index=index, offset=offset, opname=opname, argrepr=argrepr, lineno=lineno,
-            depth=depth, code=code, stack=stack, locals=new_locals, graph_size=attempt.graph_n,
-            nodes_added=nodes_added, guards_added=guards_added, inline_stack=inline_stack,
-            code_name=code_name))
+        # The stack as indices of readings: looked up in bulk (at C speed) for the
+        # trackers already read, which are nearly all of them.
+        raw = tx.stack
+        stack = tuple(map(self._stable_get, map(id, raw)))
+        if None in stack:
+            read = self.reader.index
+            stack = tuple([i if i is not None else read(v) for i, v in zip(stack, raw)])
+        c.steps.append(Step(index, offset, opname, argrepr, lineno, depth, code, stack,
+                            self._locals(attempt, tx), attempt.graph_n, nodes_added,
+                            guards_added, inline_stack, code_name, c.vars))
 
-    def _locals(self, attempt: _Attempt, tx: Any) -> dict[str, Any]:
-        """The symbolic locals as Vars; the previous step's dict when nothing changed.
+    def _locals(self, attempt: _Attempt, tx: Any) -> dict[str, int]:
+        """The symbolic locals as indices of readings; the previous step's dict if unchanged.
 
-        Trackers are immutable, so the same names bound to the same tracker
-        objects read the same, unless a reading can still change in place: an
-        unrealized lazy (it may be realized since) or a container.
+        The same names bound to the same tracker objects read the same, except
+        those whose reading can still change (see `VarReader`): only those are
+        looked at again. An equal result still shares the previous dict.
         """
         raw = tx.symbolic_locals
-        key = (tuple(raw), tuple(map(id, raw.values())))
+        values = tuple(raw.values())
+        key = (tuple(raw), tuple(map(id, values)))
         last = attempt.last_locals.get(id(tx))
-        if last is not None and last[0] == key and not last[2]:
-            return last[1]
-        read = self.reader.read
-        out = {name: read(v) for name, v in raw.items()}
+        if last is not None and last[0] == key:
+            out, changing = last[1], last[2]
+            if not changing:
+                return out
+            read, ids = self.reader.index, last[3]
+            for pos in changing:
+                if read(values[pos]) != ids[pos]:
+                    break
+            else:
+                return out
+        ids = tuple(map(self._stable_get, key[1]))
+        changing = ()
+        if None in ids:
+            changing = tuple(pos for pos, i in enumerate(ids) if i is None)
+            read = self.reader.index
+            ids = tuple([i if i is not None else read(v) for i, v in zip(ids, values)])
+        out = dict(zip(key[0], ids))
         if last is not None and last[1] == out:
             out = last[1]  # share the unchanged dict between steps
-        volatile = any((v.lazy and not v.realized) or v.kind in _MUTABLE_KINDS
-                       for v in out.values())
-        # the raw trackers are kept so their ids stay theirs while compared
-        attempt.last_locals[id(tx)] = (key, out, volatile, list(raw.values()))
+        # Every tracker read stays alive in the reader, so the ids in `key` stay theirs.
+        attempt.last_locals[id(tx)] = (key, out, changing, ids)
         return out
 
     def _inst_info(self, attempt: _Attempt, tx: Any, inst: Any) -> tuple:
@@ -246,7 +270,7 @@ class Recorder:
         self.recording.compiles.append(c)
         self._attempt, self._output = attempt, output
         self._live[id(output)] = attempt
-        self.reader.clear()
+        self.reader.begin(c.vars)
         kind = "recompile" if c.recompile_reasons else "compile"
         message = f"{c.code_name} ({_short_path(c.filename)}:{c.firstlineno})"
         if c.recompile_reasons:
@@ -404,31 +428,13 @@ class Recorder:
                 c.nodes[i] = replace(c.nodes[i], name=node.name)
         if not renamed:
             return
-        self.reader.clear()  # its cached readings name the nodes by their old names
-        for key, last in list(attempt.last_locals.items()):
-            attempt.last_locals[key] = (None, last[1], True, last[3])  # re-read next time
-        new_vars: dict[int, Any] = {}
-
-        def fix(v: Any) -> Any:
-            if v.node is None or v.node not in renamed:
-                return v
-            out = new_vars.get(id(v))
-            if out is None:
-                name = renamed[v.node]
-                out = new_vars[id(v)] = replace(
-                    v, node=name, detail=v.detail.replace(f"node={v.node}", f"node={name}"))
-            return out
-
-        done: set[int] = set()
+        # Steps refer to readings by index: renaming the readings renames every step.
+        if rename_nodes(c.vars, renamed) and self.reader.table is c.vars:
+            self.reader.renamed()
         attempt.pending_nodes = [renamed.get(n, n) for n in attempt.pending_nodes]
         for step in c.steps:
             if step.nodes_added:
                 step.nodes_added = [renamed.get(n, n) for n in step.nodes_added]
-            step.stack = [fix(v) for v in step.stack]
-            if id(step.locals) not in done:
-                done.add(id(step.locals))
-                for k, v in step.locals.items():
-                    step.locals[k] = fix(v)
         for i, record in enumerate(c.nodes):
             if any(a in renamed for a in record.inputs):
                 c.nodes[i] = replace(record, inputs=tuple(renamed.get(a, a) for a in record.inputs))

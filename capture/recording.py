@@ -67,20 +67,59 @@ class Instr:
         return f"{mark} {self.offset:4d} {self.opname:<20} {self.argrepr}".rstrip()
 
 
-@dataclass(frozen=True, slots=True)
 class CodeInfo:
-    """A code object the compile walked: the frame itself or an inlined callee."""
+    """A code object the compile walked: the frame itself or an inlined callee.
 
-    name: str
-    filename: str
-    firstlineno: int
-    source_lines: tuple[str, ...] = ()
-    instructions: tuple[Instr, ...] = ()
+    Made from a live code object, its disassembly is read when first asked for:
+    a code object never changes, so reading it later reads the same, and most
+    callees a compile walks are never shown.
+    """
+
+    __slots__ = ("name", "filename", "firstlineno", "source_lines", "_instructions", "_code")
+
+    def __init__(self, name: str, filename: str, firstlineno: int,
+                 source_lines: tuple[str, ...] = (), instructions: tuple[Instr, ...] = (),
+                 *, code: Any = None) -> None:
+        self.name = name
+        self.filename = filename
+        self.firstlineno = firstlineno
+        self.source_lines = tuple(source_lines)
+        self._instructions = None if code is not None else tuple(instructions)
+        self._code = code
+
+    @property
+    def instructions(self) -> tuple[Instr, ...]:
+        if self._instructions is None:
+            from .bytecode import instructions
+
+            self._instructions = instructions(self._code)
+            self._code = None
+        return self._instructions
 
     @property
     def bytecode(self) -> str:
         """The disassembly as text, one instruction a line, with line numbers."""
         return disassembly_text(self.instructions)
+
+    def _key(self) -> tuple:
+        return (self.name, self.filename, self.firstlineno, self.source_lines, self.instructions)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CodeInfo):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.filename, self.firstlineno))
+
+    def __repr__(self) -> str:
+        return (f"CodeInfo(name={self.name!r}, filename={self.filename!r}, "
+                f"firstlineno={self.firstlineno})")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "filename": self.filename, "firstlineno": self.firstlineno,
+                "source_lines": list(self.source_lines),
+                "instructions": [_plain(i) for i in self.instructions]}
 
 
 def disassembly_text(instructions: tuple[Instr, ...] | list[Instr]) -> str:
@@ -158,24 +197,87 @@ class GraphBreak:
     explanation: str | None = None
 
 
-@dataclass(slots=True)
 class Step:
-    """One instruction the tracer executed, and the state it left behind."""
+    """One instruction the tracer executed, and the state it left behind.
 
-    index: int
-    offset: int
-    opname: str
-    argrepr: str
-    lineno: int | None
-    depth: int
-    code: int
-    stack: list[Var]
-    locals: dict[str, Var]
-    graph_size: int
-    nodes_added: list[str] | tuple[()] = ()
-    guards_added: list[int] | tuple[()] = ()
-    inline_stack: tuple[tuple[str, int | None], ...] = ()
-    code_name: str = ""
+    The stack and the symbolic locals are kept as indices into the compile's
+    table of readings (`Compile.vars`, shared by every step, as in the JSON):
+    `stack` and `locals` give them back as `Var`s. Steps whose locals did not
+    change share one `locals_ids` dict.
+    """
+
+    __slots__ = ("index", "offset", "opname", "argrepr", "lineno", "depth", "code",
+                 "stack_ids", "locals_ids", "graph_size", "nodes_added", "guards_added",
+                 "inline_stack", "code_name", "vars")
+
+    def __init__(self, index: int, offset: int, opname: str, argrepr: str, lineno: int | None,
+                 depth: int, code: int, stack_ids: tuple[int, ...], locals_ids: dict[str, int],
+                 graph_size: int, nodes_added: list[str] | tuple[()] = (),
+                 guards_added: list[int] | tuple[()] = (),
+                 inline_stack: tuple[tuple[str, int | None], ...] = (), code_name: str = "",
+                 vars: list[Var] | None = None) -> None:
+        self.index = index
+        self.offset = offset
+        self.opname = opname
+        self.argrepr = argrepr
+        self.lineno = lineno
+        self.depth = depth
+        self.code = code
+        self.stack_ids = stack_ids
+        self.locals_ids = locals_ids
+        self.graph_size = graph_size
+        self.nodes_added = nodes_added
+        self.guards_added = guards_added
+        self.inline_stack = inline_stack
+        self.code_name = code_name
+        self.vars = vars if vars is not None else []
+
+    @classmethod
+    def of(cls, *, stack: list[Var], locals: dict[str, Var], vars: list[Var] | None = None,
+           **fields: Any) -> Step:
+        """A step made from readings rather than indices (tools and tests): the readings
+        are added to `vars` (a new table unless one is given)."""
+        table = vars if vars is not None else []
+        ids = {id(v): i for i, v in enumerate(table)}
+
+        def intern(v: Var) -> int:
+            i = ids.get(id(v))
+            if i is None:
+                i = ids[id(v)] = len(table)
+                table.append(v)
+            return i
+
+        return cls(stack_ids=tuple(intern(v) for v in stack),
+                   locals_ids={k: intern(v) for k, v in locals.items()}, vars=table, **fields)
+
+    @property
+    def stack(self) -> list[Var]:
+        """The VariableTracker stack after the step, bottom first."""
+        table = self.vars
+        return [table[i] for i in self.stack_ids]
+
+    @property
+    def locals(self) -> dict[str, Var]:
+        """The symbolic locals after the step (of the function being traced at that step)."""
+        table = self.vars
+        return {name: table[i] for name, i in self.locals_ids.items()}
+
+    def _key(self) -> tuple:
+        return (self.index, self.offset, self.opname, self.argrepr, self.lineno, self.depth,
+                self.code, self.stack, self.locals, self.graph_size, list(self.nodes_added),
+                list(self.guards_added), tuple(self.inline_stack), self.code_name)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Step):
+            return NotImplemented
+        return self._key() == other._key()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it was
+
+    def __repr__(self) -> str:
+        return (f"Step(index={self.index}, offset={self.offset}, opname={self.opname!r}, "
+                f"argrepr={self.argrepr!r}, lineno={self.lineno}, depth={self.depth}, "
+                f"stack={self.stack!r}, nodes_added={list(self.nodes_added)!r})")
 
     def __str__(self) -> str:
         line = f"L{self.lineno}" if self.lineno is not None else "L?"
@@ -201,6 +303,8 @@ class Compile:
     source_lines: list[str] = field(default_factory=list)
     codes: list[CodeInfo] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
+    # every reading of a tracker the steps refer to, by index (see Step)
+    vars: list[Var] = field(default_factory=list)
     nodes: list[Node] = field(default_factory=list)
     graph_code: str | None = None
     guards: list[str] = field(default_factory=list)
@@ -340,24 +444,30 @@ def _plain(obj: Any) -> Any:
 
 
 def _compile_to_dict(c: Compile) -> dict[str, Any]:
-    var_index: dict[Var, int] = {}
-    vars_out: list[dict[str, Any]] = []
+    vars_out = [_plain(v) for v in c.vars]
+    # Steps made by hand may carry tables of their own: theirs are added after.
+    offsets: dict[int, dict[int, int]] = {}
 
-    def intern(v: Var) -> int:
-        i = var_index.get(v)
-        if i is None:
-            i = var_index[v] = len(vars_out)
-            vars_out.append(_plain(v))
-        return i
+    def remap(s: Step) -> tuple[list[int], dict[str, int]]:
+        if s.vars is c.vars:
+            return list(s.stack_ids), dict(s.locals_ids)
+        moved = offsets.get(id(s.vars))
+        if moved is None:
+            moved = offsets[id(s.vars)] = {}
+        for i in (*s.stack_ids, *s.locals_ids.values()):
+            if i not in moved:
+                moved[i] = len(vars_out)
+                vars_out.append(_plain(s.vars[i]))
+        return [moved[i] for i in s.stack_ids], {k: moved[i] for k, i in s.locals_ids.items()}
 
     steps = []
     for s in c.steps:
+        stack, locals_ = remap(s)
         steps.append({
             "index": s.index, "offset": s.offset, "opname": s.opname,
             "argrepr": s.argrepr, "lineno": s.lineno, "depth": s.depth,
             "code": s.code, "code_name": s.code_name,
-            "stack": [intern(v) for v in s.stack],
-            "locals": {k: intern(v) for k, v in s.locals.items()},
+            "stack": stack, "locals": locals_,
             "graph_size": s.graph_size, "nodes_added": list(s.nodes_added),
             "guards_added": list(s.guards_added),
             "inline_stack": [list(x) for x in s.inline_stack],
@@ -366,7 +476,7 @@ def _compile_to_dict(c: Compile) -> dict[str, Any]:
         "compile_id": c.compile_id, "code_name": c.code_name,
         "filename": c.filename, "firstlineno": c.firstlineno,
         "source_lines": list(c.source_lines),
-        "codes": [_plain(ci) for ci in c.codes],
+        "codes": [ci.to_dict() for ci in c.codes],
         "vars": vars_out,
         "steps": steps,
         "nodes": [_plain(n) for n in c.nodes],
@@ -390,19 +500,24 @@ def _compile_from_dict(d: dict[str, Any]) -> Compile:
                       source_lines=tuple(ci["source_lines"]),
                       instructions=tuple(Instr(**i) for i in ci["instructions"]))
              for ci in d["codes"]]
-    steps = [Step(index=s["index"], offset=s["offset"], opname=s["opname"], argrepr=s["argrepr"],
-                  lineno=s["lineno"], depth=s["depth"], code=s["code"],
-                  stack=[vars_[i] for i in s["stack"]],
-                  locals={k: vars_[i] for k, i in s["locals"].items()},
-                  graph_size=s["graph_size"], nodes_added=list(s["nodes_added"]) or (),
-                  guards_added=list(s["guards_added"]) or (),
-                  inline_stack=tuple((a, b) for a, b in s["inline_stack"]),
-                  code_name=s["code_name"])
-             for s in d["steps"]]
+    steps = []
+    last_locals: dict[tuple, dict[str, int]] = {}  # steps of one frame share unchanged locals
+    for s in d["steps"]:
+        inline_stack = tuple((a, b) for a, b in s["inline_stack"])
+        where = (s["code"], inline_stack)
+        locals_ = s["locals"]
+        if last_locals.get(where) == locals_:
+            locals_ = last_locals[where]
+        else:
+            last_locals[where] = locals_
+        steps.append(Step(s["index"], s["offset"], s["opname"], s["argrepr"], s["lineno"],
+                          s["depth"], s["code"], tuple(s["stack"]), locals_, s["graph_size"],
+                          list(s["nodes_added"]) or (), list(s["guards_added"]) or (),
+                          inline_stack, s["code_name"], vars_))
     return Compile(
         compile_id=d["compile_id"], code_name=d["code_name"], filename=d["filename"],
         firstlineno=d["firstlineno"], source_lines=list(d["source_lines"]), codes=codes,
-        steps=steps,
+        steps=steps, vars=vars_,
         nodes=[Node(**{**n, "inputs": tuple(n["inputs"])}) for n in d["nodes"]],
         graph_code=d["graph_code"], guards=list(d["guards"]),
         guard_details=[Guard(**g) for g in d["guard_details"]],

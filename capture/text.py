@@ -59,14 +59,16 @@ def _compile_text(c: Compile) -> str:
         out.append("\nsource:")
         out += [f"  {c.firstlineno + i:4d} | {line}" for i, line in enumerate(c.source_lines)]
     out.append(f"\nsteps ({len(c.steps)}{', truncated' if c.truncated else ''}):")
-    previous_locals: dict[int, object] = {}
+    previous_locals: dict[int, tuple[dict, dict]] = {}  # code -> (indices, readings)
     for s in c.steps:
         out.append("  " + str(s))
-        key = s.code
-        if previous_locals.get(key) != s.locals:
-            previous_locals[key] = s.locals
-            shown = ", ".join(f"{k}={v}" for k, v in s.locals.items())
-            out.append(f"        locals: {{{shown}}}")
+        last = previous_locals.get(s.code)
+        if last is None or last[0] is not s.locals_ids:  # steps share unchanged locals
+            now = s.locals
+            if last is None or last[1] != now:
+                shown = ", ".join(f"{k}={v}" for k, v in now.items())
+                out.append(f"        locals: {{{shown}}}")
+            previous_locals[s.code] = (s.locals_ids, now)
     if c.graph_break is not None:
         gb = c.graph_break
         out.append(f"\ngraph break at line {gb.lineno} in {gb.code_name}: {gb.reason}")

@@ -12,7 +12,9 @@ and `source`, and class tests are done with `issubclass(type(v), ...)`.
 
 from __future__ import annotations
 
+import collections
 import functools
+from dataclasses import replace
 from typing import Any
 
 from .recording import Var
@@ -28,9 +30,11 @@ _DTYPE_SHORT = {
 
 # Trackers whose python_type() does work beyond reading a type (it may guard).
 _NO_PYTHON_TYPE = ("SliceVariable",)
-# Containers can change in place, so their reading is not cached.
-_MUTABLE_KINDS = ("ListVariable", "DequeVariable", "ConstDictVariable", "DictVariable",
-                  "SetVariable", "TupleVariable", "ListIteratorVariable")
+# Containers a tracker keeps its items in; a reading shows their length.
+_PLAIN_CONTAINERS = (list, tuple, dict, set, collections.deque)
+# Trackers (and their subclasses) whose items never change after they are made:
+# Dynamo builds a new tracker instead (iterators only move an index).
+_FIXED_ITEMS = ("TupleVariable", "RangeVariable", "ListIteratorVariable", "FrozensetVariable")
 
 
 def shorten(text: str, limit: int = MAX_DETAIL) -> str:
@@ -61,17 +65,48 @@ def _type_name(t: Any) -> str | None:
 
 
 class VarReader:
-    """Turns trackers into `Var`s, once per tracker object while a compile lasts."""
+    """Reads trackers into a compile's table of `Var`s, each tracker once while it reads the same.
+
+    `index(v)` gives the table index of v's reading now. Trackers are immutable,
+    so most are read once: their index is in `stable` (keyed by id; the tracker is
+    kept so its id stays its own), which the recorder looks up in bulk. Two kinds
+    can read differently later and are checked on every use instead: an
+    unrealized lazy (it may be realized since) and a container (its length, the
+    one thing its reading shows, changes when it is mutated in place).
+    Equal readings share one entry of the table.
+    """
 
     def __init__(self) -> None:
-        # id(tracker) -> (tracker, Var); the tracker is kept so its id is not reused.
-        self._cache: dict[int, tuple[Any, Var]] = {}
-        self._lazy_cls: type | None = None
+        self.table: list[Var] = []
+        self.stable: dict[int, int] = {}  # id(tracker) -> index
+        self._keep: list[Any] = []  # the trackers of `stable`, so their ids are not reused
+        # id(tracker) -> (tracker, real tracker or None while unrealized, its length, index)
+        self._volatile: dict[int, tuple[Any, Any, int, int]] = {}
+        self._by_value: dict[tuple, int] = {}
         self._sources: dict[Any, str] = {}
+        self._lazy_cls: type | None = None
+
+    def begin(self, table: list[Var]) -> None:
+        """Read into `table` from now on (a new compile attempt)."""
+        self.clear()
+        self.table = table
+        for i, v in enumerate(table):
+            self._by_value.setdefault(_fields(v), i)
 
     def clear(self) -> None:
-        self._cache.clear()
+        """Drop every tracker and cached reading (the attempt is over)."""
+        self.table = []
+        self.stable.clear()
+        self._keep.clear()
+        self._volatile.clear()
+        self._by_value.clear()
         self._sources.clear()
+
+    def renamed(self) -> None:
+        """The table's node names were changed in place: forget readings by value."""
+        self._by_value = {}
+        for i, v in enumerate(self.table):
+            self._by_value.setdefault(_fields(v), i)
 
     def _lazy_class(self) -> type:
         if self._lazy_cls is None:
@@ -99,38 +134,81 @@ class VarReader:
                 pass
         return name
 
+    def index(self, v: Any) -> int:
+        """The index of v's reading in the table, read again only if it may have changed."""
+        i = self.stable.get(id(v))
+        if i is not None:
+            return i
+        entry = self._volatile.get(id(v))
+        if entry is not None and entry[0] is v:
+            _, real, length, i = entry
+            if real is None:
+                if not v.is_realized():
+                    return i
+            elif _length(real) == length:
+                return i
+        return self._read(v)
+
     def read(self, v: Any) -> Var:
-        cached = self._cache.get(id(v))
-        if cached is not None and cached[0] is v:
-            var = cached[1]
-            if not (var.lazy and not var.realized and v.is_realized()):
-                return var
-        cls = type(v)
-        if issubclass(cls, self._lazy_class()):
-            var = self._read_lazy(v)  # re-read once it is realized (checked above)
+        """v's reading now, as a `Var`."""
+        return self.table[self.index(v)]
+
+    def _read(self, v: Any) -> int:
+        real = v
+        if issubclass(type(v), self._lazy_class()):
+            source = self.source_name(v.source)
+            if not v.is_realized():
+                t = _type_name(v.peek_type())
+                fields = (type(v).__name__, t, source, f"unrealized {t}", True, False, None)
+                real = None
+            else:
+                real = v.unwrap()
+                kind, ptype, real_source, detail, _, _, node = self._fields_of(real, source)
+                fields = (kind, ptype, real_source or source, detail, True, True, node)
         else:
-            var = self._read_real(v, self.source_name(getattr(v, "source", None)))
-            if cls.__name__ in _MUTABLE_KINDS:
-                return var
-        self._cache[id(v)] = (v, var)
-        return var
+            fields = self._fields_of(v, self.source_name(getattr(v, "source", None)))
+        i = self._by_value.get(fields)
+        if i is None:
+            i = self._by_value[fields] = len(self.table)
+            self.table.append(Var(*fields))
+        if real is None or (type(real.__dict__.get("items")) in _PLAIN_CONTAINERS
+                            and not _fixed_items(type(real))):
+            self._volatile[id(v)] = (v, real, _length(real) if real is not None else -1, i)
+        else:
+            self.stable[id(v)] = i
+            self._keep.append(v)
+        return i
 
-    def _read_lazy(self, v: Any) -> Var:
-        source = self.source_name(v.source)
-        if not v.is_realized():
-            t = _type_name(v.peek_type())
-            return Var(kind=type(v).__name__, python_type=t, source=source,
-                       detail=f"unrealized {t}", lazy=True, realized=False)
-        real = self._read_real(v.unwrap(), source)
-        return Var(kind=real.kind, python_type=real.python_type, source=real.source or source,
-                   detail=real.detail, lazy=True, realized=True, node=real.node)
-
-    def _read_real(self, v: Any, source: str | None) -> Var:
+    def _fields_of(self, v: Any, source: str | None) -> tuple:
         cls = type(v)
         kind = cls.__name__
-        ptype = _python_type(v, cls, kind)
         detail, node = _detail(v, kind)
-        return Var(kind=kind, python_type=ptype, source=source, detail=shorten(detail), node=node)
+        return (kind, _python_type(v, cls, kind), source, shorten(detail), False, True, node)
+
+
+def _fields(v: Var) -> tuple:
+    return (v.kind, v.python_type, v.source, v.detail, v.lazy, v.realized, v.node)
+
+
+@functools.cache
+def _fixed_items(cls: type) -> bool:
+    return any(base.__name__ in _FIXED_ITEMS for base in cls.__mro__)
+
+
+def _length(real: Any) -> int:
+    items = real.__dict__.get("items")
+    return len(items) if type(items) in _PLAIN_CONTAINERS else -1
+
+
+def rename_nodes(table: list[Var], renamed: dict[str, str]) -> bool:
+    """Give readings of renamed FX nodes their new names, in place; whether any changed."""
+    changed = False
+    for i, v in enumerate(table):
+        new = renamed.get(v.node) if v.node is not None else None
+        if new is not None:
+            table[i] = replace(v, node=new, detail=v.detail.replace(f"node={v.node}", f"node={new}"))
+            changed = True
+    return changed
 
 
 @functools.cache
@@ -177,11 +255,10 @@ def _detail(v: Any, kind: str) -> tuple[str, str | None]:
     if "value" in d and kind in ("ConstantVariable", "EnumVariable"):
         return repr(d["value"]), None
     if "items" in d:
+        # Only a plain container's length: some trackers' `items` is a view whose
+        # len() walks the object's attributes and builds trackers.
         items = d["items"]
-        try:
-            return f"len {len(items)}", None
-        except Exception:
-            return "", None
+        return (f"len {len(items)}" if type(items) in _PLAIN_CONTAINERS else ""), None
     if "fn" in d:
         fn = d["fn"]
         return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "") or "", None

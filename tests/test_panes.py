@@ -190,7 +190,7 @@ def test_a_string_constant_that_looks_like_html_is_shown_as_text(viewer_recordin
 def test_every_user_derived_field_is_escaped():
     evil = "<img src=x onerror=alert(1)>"
     v = Var(kind=evil, python_type=evil, source=evil, detail=evil)
-    step = Step(index=0, offset=0, opname=evil, argrepr=evil, lineno=1, depth=1, code=0,
+    step = Step.of(index=0, offset=0, opname=evil, argrepr=evil, lineno=1, depth=1, code=0,
                 stack=[v], locals={evil: v}, graph_size=1, nodes_added=[evil], guards_added=[0],
                 inline_stack=((evil, 1),), code_name=evil)
     c = Compile(compile_id="0/0", code_name=evil, filename=evil, firstlineno=1,
@@ -322,7 +322,7 @@ def _compile(steps: int, guard_details: list[Guard] | None = None) -> Compile:
     shared: dict[str, Var] = {}
     return Compile(
         compile_id="0/0", code_name="f", filename="f.py", firstlineno=1, codes=[code],
-        steps=[Step(index=k, offset=2 * k, opname="NOP", argrepr="", lineno=1, depth=0, code=0,
+        steps=[Step.of(index=k, offset=2 * k, opname="NOP", argrepr="", lineno=1, depth=0, code=0,
                     stack=[], locals=shared, graph_size=0,
                     guards_added=[k] if guard_details else [], code_name="f")
                for k in range(steps)],

@@ -127,7 +127,7 @@ def test_jumps_go_to_the_next_line_node_guard_and_the_graph_break(viewer_recordi
 def test_next_line_steps_over_an_inlined_call():
     # line 1 calls a function (depth 1, lines 5-6), finishes line 1, then runs line 2
     shape = [(1, 0), (1, 0), (5, 1), (6, 1), (1, 0), (2, 0), (2, 0)]
-    steps = [Step(index=k, offset=2 * k, opname="NOP", argrepr="", lineno=line, depth=depth,
+    steps = [Step.of(index=k, offset=2 * k, opname="NOP", argrepr="", lineno=line, depth=depth,
                   code=depth, stack=[], locals={}, graph_size=0, code_name="f")
              for k, (line, depth) in enumerate(shape)]
     c = Compile(compile_id="0/0", code_name="f", filename="f.py", firstlineno=1, steps=steps)

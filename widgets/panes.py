@@ -324,37 +324,39 @@ def stack_html(c: Compile, i: int, ix: CompileIndex | None = None) -> str:
     j = ix.frame_prev[s.index] if s.index < len(ix.frame_prev) else None
     prev = c.steps[j] if j is not None else None
 
+    here, before = s.stack, (prev.stack if prev is not None else [])
     kept = 0
     if prev is not None:
-        for a, b in zip(prev.stack, s.stack):
+        for a, b in zip(before, here):
             if a != b:
                 break
             kept += 1
-    popped = len(prev.stack) - kept if prev is not None else 0
-    pushed = len(s.stack) - kept if prev is not None else 0
+    popped = len(before) - kept if prev is not None else 0
+    pushed = len(here) - kept if prev is not None else 0
     change = f" · popped {popped}, pushed {pushed}" if prev is not None else ""
     items = []
-    for pos in range(len(s.stack) - 1, -1, -1):
+    for pos in range(len(here) - 1, -1, -1):
         new = prev is not None and pos >= kept
         cls = ' class="dl-new"' if new else ""
-        items.append(f"<li{cls}>{ix.var_html(s.stack[pos])}</li>")
+        items.append(f"<li{cls}>{ix.var_html(here[pos])}</li>")
     stack = ('<ol class="dl-list">' + "".join(items) + "</ol>" if items
              else '<div class="dl-faint">(empty)</div>')
 
     rows = []
-    same = prev is not None and prev.locals is s.locals
-    for name, v in s.locals.items():
-        changed = prev is not None and not same and prev.locals.get(name) != v
+    same = prev is not None and prev.locals_ids is s.locals_ids  # shared while unchanged
+    now, then = s.locals, (prev.locals if prev is not None and not same else {})
+    for name, v in now.items():
+        changed = prev is not None and not same and then.get(name) != v
         cls = ' class="dl-new"' if changed else ""
         rows.append(f"<li{cls}><b>{clip(name)}</b> = {ix.var_html(v)}</li>")
     if prev is not None and not same:
-        for name in prev.locals:
-            if name not in s.locals:
+        for name in then:
+            if name not in now:
                 rows.append(f'<li class="dl-gone"><b>{clip(name)}</b> (deleted)</li>')
     local_list = ('<ul class="dl-list">' + "".join(rows) + "</ul>" if rows
                   else '<div class="dl-faint">(none)</div>')
 
-    title = (f"Stack <span class=\"dl-dim\">(top first) · {len(s.stack)} item(s){change}</span>"
+    title = (f"Stack <span class=\"dl-dim\">(top first) · {len(here)} item(s){change}</span>"
              f" · {_crumbs(s)}")
     body = stack + '<div class="dl-subtitle">Symbolic locals</div>' + local_list
     return _pane(title, body)
