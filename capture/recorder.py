@@ -14,6 +14,7 @@ import signal
 import linecache
 import re
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -48,10 +49,10 @@ class _Attempt:
     pending_nodes: list[str] = field(default_factory=list)
     # where an unsupported instruction was met (kept for a fullgraph error)
     unsupported_at: GraphBreak | None = None
-    # id(tx) -> (tx, code index, depth, inline stack, code name)
+    # id(tx) -> (weak ref to tx, code index, depth, inline stack, code name, inst_info[code])
     tx_info: dict[int, tuple] = field(default_factory=dict)
-    # id(instruction) -> (instruction, offset, opname, argrepr, lineno)
-    inst_info: dict[int, tuple] = field(default_factory=dict)
+    # per code index: offset -> (offset, opname, argrepr, lineno)
+    inst_info: list[dict[int, tuple]] = field(default_factory=lambda: [{}])
     # id(tx) -> (identity key, index dict, positions that can change, indices)
     last_locals: dict[int, tuple] = field(default_factory=dict)
     code_index: dict[Any, int] = field(default_factory=dict)
@@ -155,13 +156,15 @@ class Recorder:
         self.stored += 1
         index = len(c.steps)
         info = attempt.tx_info.get(id(tx))
-        if info is None or info[0] is not tx:
+        if info is None or info[0]() is not tx:
             info = self._tx_info(attempt, tx)
-        _, code, depth, inline_stack, code_name = info
-        ins = attempt.inst_info.get(id(inst))
-        if ins is None or ins[0] is not inst:
-            ins = self._inst_info(attempt, tx, inst)
-        _, offset, opname, argrepr, lineno = ins
+        _, code, depth, inline_stack, code_name, by_offset = info
+        # Each inlined call gets its own copy of its code's instructions: readings
+        # are kept per code and offset, so no copy is kept alive.
+        ins = by_offset.get(inst.offset)
+        if ins is None:
+            ins = self._inst_info(by_offset, inst)
+        offset, opname, argrepr, lineno = ins
         if lineno is None:
             lineno = tx.lineno
 
@@ -227,14 +230,15 @@ class Recorder:
         attempt.last_locals[id(tx)] = (key, out, changing, ids)
         return out
 
-    def _inst_info(self, attempt: _Attempt, tx: Any, inst: Any) -> tuple:
+    def _inst_info(self, by_offset: dict[int, tuple], inst: Any) -> tuple:
         positions = getattr(inst, "positions", None)
         argval = inst.argval
         arg = ("" if argval is None else repr(argval) if inst.opname == "LOAD_CONST"
                else str(argval))
-        info = (inst, inst.offset if inst.offset is not None else -1, inst.opname,
+        info = (inst.offset if inst.offset is not None else -1, inst.opname,
                 shorten(arg, 80), getattr(positions, "lineno", None))
-        attempt.inst_info[id(inst)] = info
+        if inst.offset is not None:  # an instruction Dynamo made up has none: not kept
+            by_offset[inst.offset] = info
         return info
 
     def _begin_attempt(self, tx: Any, output: Any) -> None:
@@ -277,18 +281,23 @@ class Recorder:
             message += " because " + c.recompile_reasons[0].splitlines()[0]
         self.recording.events.append(Event(kind, compile_id, message))
 
-    def _tx_info(self, attempt: _Attempt, tx: Any) -> tuple[Any, int, int, tuple]:
+    def _tx_info(self, attempt: _Attempt, tx: Any) -> tuple:
+        """Where a translator is: its code, inlining depth and callers. The translator is
+        held weakly: an inlined call's translator, and all it holds, is freed as usual
+        when the call returns."""
         code = tx.f_code
         index = attempt.code_index.get(code)
         if index is None:
             index = attempt.code_index[code] = len(attempt.compile.codes)
             attempt.compile.codes.append(code_info(code))
+            attempt.inst_info.append({})
         chain = []
         parent = getattr(tx, "parent", None)
         while parent is not None:
             chain.append((parent.f_code.co_name, parent.lineno))
             parent = getattr(parent, "parent", None)
-        info = (tx, index, len(chain), tuple(reversed(chain)), code.co_name)
+        info = (weakref.ref(tx), index, len(chain), tuple(reversed(chain)), code.co_name,
+                attempt.inst_info[index])
         attempt.tx_info[id(tx)] = info
         return info
 
@@ -306,9 +315,18 @@ class Recorder:
                 break
             added.append(node)
         added.reverse()
-        if len(added) < n - attempt.graph_n:
-            # Some were inserted before existing nodes (lifted inputs go to the front).
-            added = [node for node in nodes if id(node) not in known]
+        missing = n - attempt.graph_n - len(added)
+        if missing > 0:
+            # The rest were inserted before existing nodes: lifted inputs (parameters,
+            # buffers) go among the placeholders at the front, so look from there.
+            at_end = {id(node) for node in added}
+            front = []
+            for node in nodes:
+                if id(node) not in known and id(node) not in at_end:
+                    front.append(node)
+                    if len(front) == missing:
+                        break
+            added = front + added
         c = attempt.compile
         names = []
         for node in added:

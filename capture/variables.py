@@ -219,6 +219,9 @@ def _base_python_type() -> Any:
     return VariableTracker.python_type
 
 
+_asks_python_type: dict[type, bool] = {}  # tracker class -> whether to call python_type()
+
+
 def _python_type(v: Any, cls: type, kind: str) -> str | None:
     """The Python type a tracker models, without the costly fallbacks.
 
@@ -226,7 +229,11 @@ def _python_type(v: Any, cls: type, kind: str) -> str | None:
     most trackers, raises after formatting the tracker's repr: skipped. A
     `GetAttrVariable` knows its type only when Dynamo told it (`py_type`).
     """
-    if kind in _NO_PYTHON_TYPE or cls.python_type is _base_python_type():
+    asks = _asks_python_type.get(cls)
+    if asks is None:
+        asks = _asks_python_type[cls] = not (kind in _NO_PYTHON_TYPE
+                                             or cls.python_type is _base_python_type())
+    if not asks:
         return None
     if kind == "GetAttrVariable":
         t = v.__dict__.get("py_type")
