@@ -30,6 +30,8 @@ _DTYPE_SHORT = {
 
 # Trackers whose python_type() does work beyond reading a type (it may guard).
 _NO_PYTHON_TYPE = ("SliceVariable",)
+# Trackers with nothing of their own to show: without a source, all read alike.
+_SAME_READING = ("NullVariable",)
 # Containers a tracker keeps its items in; a reading shows their length.
 _PLAIN_CONTAINERS = (list, tuple, dict, set, collections.deque)
 # Trackers (and their subclasses) whose items never change after they are made:
@@ -83,6 +85,7 @@ class VarReader:
         # id(tracker) -> (tracker, real tracker or None while unrealized, its length, index)
         self._volatile: dict[int, tuple[Any, Any, int, int]] = {}
         self._by_value: dict[tuple, int] = {}
+        self._same: dict[type, int] = {}  # see _SAME_READING
         self._sources: dict[Any, str] = {}
         self._lazy_cls: type | None = None
 
@@ -100,6 +103,7 @@ class VarReader:
         self._keep.clear()
         self._volatile.clear()
         self._by_value.clear()
+        self._same.clear()
         self._sources.clear()
 
     def renamed(self) -> None:
@@ -154,8 +158,15 @@ class VarReader:
         return self.table[self.index(v)]
 
     def _read(self, v: Any) -> int:
+        cls = type(v)
+        if cls in self._same:  # a class whose every sourceless instance reads the same
+            if v.__dict__.get("source") is None:
+                i = self._same[cls]
+                self.stable[id(v)] = i
+                self._keep.append(v)
+                return i
         real = v
-        if issubclass(type(v), self._lazy_class()):
+        if issubclass(cls, self._lazy_class()):
             source = self.source_name(v.source)
             if not v.is_realized():
                 t = _type_name(v.peek_type())
@@ -177,6 +188,8 @@ class VarReader:
         else:
             self.stable[id(v)] = i
             self._keep.append(v)
+            if cls.__name__ in _SAME_READING and fields[2] is None:
+                self._same[cls] = i
         return i
 
     def _fields_of(self, v: Any, source: str | None) -> tuple:
