@@ -27,6 +27,7 @@ from .recording import Compile, Event, GraphBreak, Recording, ResumeFunction, St
 from .variables import VarReader, rename_nodes, shorten
 
 DEFAULT_MAX_STEPS = 50_000
+_NO_FULL_COLLECTIONS = 1 << 30  # a generation-2 threshold never reached while recording
 
 _lock = threading.Lock()
 _active: Recorder | None = None
@@ -658,19 +659,19 @@ def record(*, max_steps: int = DEFAULT_MAX_STEPS) -> Iterator[Recording]:
         recorder = Recorder(recording, max_steps)
         _active = recorder  # claimed before anything is installed
     undo = None
-    froze = False
+    thresholds = None
     previous_sigint = None
     ended_by = None
     try:
         undo = hooks.install(recorder)
-        # NOTE: a recording keeps a few objects per step alive; as they pile up, the
-        # collector runs full collections over Dynamo's whole (large) heap, which a
-        # plain compile never does. Freezing what exists before recording keeps
-        # those collections to the new objects. Undone on the way out; skipped if
-        # the program froze objects itself.
-        froze = gc.isenabled() and gc.get_freeze_count() == 0
-        if froze:
-            gc.freeze()
+        # NOTE: a recording keeps objects alive (one per step, and the trackers it has
+        # read). Counted as long-lived, they can tip the collector into a full
+        # (generation 2) collection that the same compile without recording would
+        # not run: tens of milliseconds, and Dynamo's garbage finalized at another
+        # moment. Full collections wait until the block ends; young ones run as
+        # usual. Put back on the way out, unless the program changed them meanwhile.
+        thresholds = gc.get_threshold()
+        gc.set_threshold(thresholds[0], thresholds[1], _NO_FULL_COLLECTIONS)
         previous_sigint = _note_interrupts(recorder)
         yield recording
     except KeyboardInterrupt:
@@ -686,9 +687,10 @@ def record(*, max_steps: int = DEFAULT_MAX_STEPS) -> Iterator[Recording]:
                 if previous_sigint is not None:
                     signal.signal(signal.SIGINT, previous_sigint)
                     previous_sigint = None
-                if froze:
-                    gc.unfreeze()
-                    froze = False
+                if thresholds is not None:
+                    if gc.get_threshold() == (*thresholds[:2], _NO_FULL_COLLECTIONS):
+                        gc.set_threshold(*thresholds)
+                    thresholds = None
                 if undo is not None:
                     undo()
                     undo = None

@@ -17,6 +17,7 @@ scenarios in an interpreter that never imported the project.
 from __future__ import annotations
 
 import functools
+import gc
 import json
 import logging
 import os
@@ -63,6 +64,7 @@ def seams() -> dict[str, Any]:
         "reasons": convert_frame.get_and_maybe_log_recompilation_reasons,
         "bytecode_hooks": list(convert_frame._bytecode_hooks.values()),
         "dynamo_log_handlers": list(logging.getLogger("torch._dynamo").handlers),
+        "gc": (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count()),
     }
 
 
@@ -84,6 +86,8 @@ def force_restore(before: dict[str, Any]) -> None:
     for handler in list(logger.handlers):
         if handler not in before["dynamo_log_handlers"]:
             logger.removeHandler(handler)
+    if gc.get_threshold() != before["gc"][1]:
+        gc.set_threshold(*before["gc"][1])
     capture.recorder._active = None
     if capture.recorder._lock.locked():  # held by an interrupted `with _lock:`
         capture.recorder._lock.release()

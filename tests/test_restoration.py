@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 
 import pytest
@@ -33,6 +34,27 @@ def test_hooks_are_in_place_only_inside_record(untouched):
                                           "convert_frame.register_bytecode_hook"}
         assert capture.active()
     assert hooks.installed() == []
+
+
+def test_full_collections_wait_for_the_end_of_the_block(untouched):
+    before = gc.get_threshold()
+    torch._dynamo.reset()
+    with capture.record():
+        during = gc.get_threshold()
+        torch.compile(f, backend="eager")(torch.ones(2))
+    # young collections run as they would; the full ones only after the block
+    assert during[:2] == before[:2] and during[2] > 1000 * max(before[2], 1)
+    assert gc.get_threshold() == before
+
+
+def test_thresholds_the_program_sets_inside_the_block_stay():
+    before = gc.get_threshold()
+    try:
+        with capture.record():
+            gc.set_threshold(500, 5, 5)
+        assert gc.get_threshold() == (500, 5, 5)
+    finally:
+        gc.set_threshold(*before)
 
 
 def test_restored_after_user_exception(untouched):
