@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dis
 import linecache
+from operator import itemgetter
 from types import CodeType
 
 from .recording import CodeInfo, Instr, disassembly_text
@@ -33,7 +34,7 @@ def source_lines(code: CodeType) -> tuple[str, ...]:
     lines = linecache.getlines(code.co_filename)
     if not lines:
         return ()
-    last = max((ln for _, _, ln in code.co_lines() if ln is not None), default=code.co_firstlineno)
+    last = max(filter(None, map(itemgetter(2), code.co_lines())), default=code.co_firstlineno)
     # Kept whole: the learner's own source; views bound what they show.
     return tuple(l.rstrip("\n") for l in lines[code.co_firstlineno - 1: last])
 
