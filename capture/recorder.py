@@ -70,7 +70,6 @@ class Recorder:
         self.stored = 0
         self.thread = threading.get_ident()
         self.reader = VarReader()
-        self._stable_get = self.reader.stable.get  # the dict is cleared, never replaced
         self._attempt: _Attempt | None = None
         self._output: Any = None
         self._live: dict[int, _Attempt] = {}  # id(output graph) -> attempt
@@ -186,13 +185,7 @@ class Recorder:
         else:
             guards_added = ()
 
-        # The stack as indices of readings: looked up in bulk (at C speed) for the
-        # trackers already read, which are nearly all of them.
-        raw = tx.stack
-        stack = tuple(map(self._stable_get, map(id, raw)))
-        if None in stack:
-            read = self.reader.index
-            stack = tuple([i if i is not None else read(v) for i, v in zip(stack, raw)])
+        stack = self.reader.indices(tx.stack)
         c.steps.append(Step(index, offset, opname, argrepr, lineno, depth, code, stack,
                             self._locals(attempt, tx), attempt.graph_n, nodes_added,
                             guards_added, inline_stack, code_name, c.vars))
@@ -218,12 +211,8 @@ class Recorder:
                     break
             else:
                 return out
-        ids = tuple(map(self._stable_get, key[1]))
-        changing = ()
-        if None in ids:
-            changing = tuple(pos for pos, i in enumerate(ids) if i is None)
-            read = self.reader.index
-            ids = tuple([i if i is not None else read(v) for i, v in zip(ids, values)])
+        ids = self.reader.indices(values)
+        changing = self.reader.may_change(values)
         out = dict(zip(key[0], ids))
         if last is not None and last[1] == out:
             out = last[1]  # share the unchanged dict between steps

@@ -81,6 +81,7 @@ class VarReader:
     def __init__(self) -> None:
         self.table: list[Var] = []
         self.stable: dict[int, int] = {}  # id(tracker) -> index
+        self._stable_get = self.stable.get  # the dict is cleared, never replaced
         self._keep: list[Any] = []  # the trackers of `stable`, so their ids are not reused
         # id(tracker) -> (tracker, real tracker or None while unrealized, its length, index)
         self._volatile: dict[int, tuple[Any, Any, int, int]] = {}
@@ -93,8 +94,7 @@ class VarReader:
         """Read into `table` from now on (a new compile attempt)."""
         self.clear()
         self.table = table
-        for i, v in enumerate(table):
-            self._by_value.setdefault(_fields(v), i)
+        self.renamed()
 
     def clear(self) -> None:
         """Drop every tracker and cached reading (the attempt is over)."""
@@ -107,10 +107,24 @@ class VarReader:
         self._sources.clear()
 
     def renamed(self) -> None:
-        """The table's node names were changed in place: forget readings by value."""
+        """The table was changed in place (nodes renamed): index its readings again."""
         self._by_value = {}
         for i, v in enumerate(self.table):
             self._by_value.setdefault(_fields(v), i)
+
+    def indices(self, trackers: tuple[Any, ...] | list[Any]) -> tuple[int, ...]:
+        """The table indices of the trackers' readings now: those already read are
+        looked up in bulk (at C speed), which is nearly all of them."""
+        ids = tuple(map(self._stable_get, map(id, trackers)))
+        if None in ids:
+            index = self.index
+            ids = tuple([i if i is not None else index(v) for i, v in zip(ids, trackers)])
+        return ids
+
+    def may_change(self, trackers: tuple[Any, ...]) -> tuple[int, ...]:
+        """Positions of the trackers whose reading can still change (see the class)."""
+        stable = self.stable
+        return tuple(pos for pos, v in enumerate(trackers) if id(v) not in stable)
 
     def _lazy_class(self) -> type:
         if self._lazy_cls is None:
@@ -152,10 +166,6 @@ class VarReader:
             elif _length(real) == length:
                 return i
         return self._read(v)
-
-    def read(self, v: Any) -> Var:
-        """v's reading now, as a `Var`."""
-        return self.table[self.index(v)]
 
     def _read(self, v: Any) -> int:
         cls = type(v)
