@@ -7,6 +7,7 @@
 Nothing here imports IPython or ipywidgets; views live in `widgets`.
 """
 
+from .logs import LogCapture, LogLine, logs
 from .recorder import DEFAULT_MAX_STEPS, active, record, trace
 from .recording import (
     CodeInfo, Compile, Event, Guard, GraphBreak, Instr, Node, Recording, ResumeFunction,

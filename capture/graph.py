@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from .internals import example_value
 from .recording import Node
-from .variables import shorten, tensor_meta
+from .text import MAX_NAME, shorten
+from .variables import tensor_meta
 
 
 def target_name(target: Any) -> str:
@@ -14,7 +16,7 @@ def target_name(target: Any) -> str:
         return target
     name = getattr(target, "__name__", None)
     if name is None:
-        return shorten(str(target), 60)
+        return shorten(str(target), MAX_NAME)
     module = getattr(target, "__module__", None)
     if module in (None, "builtins"):
         return name
@@ -28,9 +30,9 @@ def target_name(target: Any) -> str:
 def describe_node(node: Any, step: int | None) -> Node:
     args = ", ".join([repr(a) for a in node.args] + [f"{k}={v!r}" for k, v in node.kwargs.items()])
     shape, dtype = None, None
-    value = node.meta.get("example_value")
+    value = example_value(node)
     if value is not None:
         shape, dtype = tensor_meta(value)
-    return Node(name=node.name, op=node.op, target=target_name(node.target),
-                args=shorten(args, 120), inputs=tuple(n.name for n in node.all_input_nodes),
+    return Node(name=node.name, op=node.op, target=shorten(target_name(node.target), MAX_NAME),
+                args=shorten(args, MAX_NAME), inputs=tuple(n.name for n in node.all_input_nodes),
                 shape=shape, dtype=dtype, step=step)

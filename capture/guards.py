@@ -13,17 +13,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from . import internals
 from .recording import Guard
-from .variables import shorten
+from .text import MAX_NAME, MESSAGE_LIMIT, shorten
 
-MAX_GUARD_TEXT = 400
-
-# `| | +- TENSOR_MATCH: check_tensor(L['x'], ...)  # y = x.sin()  # f.py:3 in f`
 # Guards whose rendered leaf goes by another name in the tree.
 _RENDERED_AS = {"AUTOGRAD_SAVED_TENSORS_HOOKS": "LAMBDA_GUARD",
                 "TORCH_FUNCTION_STATE": "TORCH_FUNCTION_MODE_STACK"}
-
-_LEAF = re.compile(r"^[| ]*\+- ([A-Z][A-Z0-9_]*): (.*)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -35,37 +31,18 @@ class Leaf:
 
 
 def describe_guard(g: Any, *, ambient: bool = False, step: int | None = None) -> Guard:
-    try:
-        kind = g.create_fn_name()
-    except Exception:
-        kind = "GUARD"
-    source = getattr(g, "name", None) or None
-    if source is not None:
-        source = shorten(source, 200)
-    lineno = line = code_name = None
-    stack = getattr(g, "user_stack", None)
-    if stack:
-        frame = stack[-1]
-        lineno, line, code_name = frame.lineno, shorten((frame.line or "").strip(), 200) or None, \
-            frame.name
-    text = f"{kind}: {source}" if source else kind
-    return Guard(text=shorten(text, MAX_GUARD_TEXT), kind=kind, source=source, ambient=ambient,
-                 step=step, lineno=lineno, line=line, code_name=code_name)
-
-
-def bounded_tree(tree: str, width: int = 400) -> str:
-    """The guard tree with each line cut to `width` (a marker shows the cut)."""
-    return "\n".join(shorten(line, width) for line in tree.splitlines())
+    f = internals.guard_fields(g)
+    source = shorten(f.source, MAX_NAME) if f.source is not None else None
+    text = f"{f.kind}: {source}" if source else f.kind
+    return Guard(text=shorten(text, MESSAGE_LIMIT), kind=f.kind, source=source, ambient=ambient,
+                 step=step, lineno=f.lineno, line=shorten(f.line, MAX_NAME) if f.line else None,
+                 code_name=f.code_name)
 
 
 def guard_tree_leaves(tree: str) -> list[Leaf]:
     """The leaf checks of a guard tree, without the tree drawing or trailing comments."""
-    leaves = []
-    for m in _LEAF.finditer(tree):
-        kind = m.group(1)
-        text = m.group(2).split("  # ", 1)[0].rstrip()
-        leaves.append(Leaf(kind, shorten(f"{kind}: {text}", MAX_GUARD_TEXT)))
-    return leaves
+    return [Leaf(kind, shorten(f"{kind}: {text}", MESSAGE_LIMIT))
+            for kind, text in internals.guard_tree_leaves(tree)]
 
 
 def match_guard_texts(details: list[Guard], leaves: list[Leaf]) -> list[Guard]:

@@ -1,4 +1,4 @@
-"""The one seam between the recorder and torch._dynamo (torch 2.13.0).
+"""The one place that patches torch._dynamo: the recorder's hooks (torch 2.13, 2.14).
 
 Every install here returns its undo, and `install()` returns one undo that
 reverses them all in the opposite order. Each hook names the Dynamo behaviour it
@@ -31,6 +31,8 @@ import functools
 import logging
 from collections.abc import Callable
 from typing import Any, Protocol
+
+from . import internals
 
 Undo = Callable[[], None]
 
@@ -117,7 +119,8 @@ def _wrap_compile(listener: Listener) -> Callable[[Any], Any]:
             try:
                 result = original(code, *args, **kwargs)
             except BaseException as e:
-                listener.on_compile_end(code, compile_id, None, e, _falls_back(e, args, kwargs))
+                listener.on_compile_end(code, compile_id, None, e,
+                                         _falls_back(e, code, args, kwargs))
                 raise
             listener.on_compile_end(code, compile_id, result, None, False)
             return result
@@ -127,27 +130,19 @@ def _wrap_compile(listener: Listener) -> Callable[[Any], Any]:
     return make
 
 
-def _falls_back(exc: BaseException, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+def _falls_back(exc: BaseException, code: Any, args: tuple[Any, ...],
+                kwargs: dict[str, Any]) -> bool:
     """Whether Dynamo will swallow this failure and run the frame eagerly.
 
     `ConvertFrame.__call__` re-raises when its box says `error_on_graph_break`
     (fullgraph=True) and for uncaptured higher-order ops; other `Unsupported` and
     `UserError` failures are "soft": the frame runs without compiling. Under
-    fullgraph=True (`one_graph`, the 6th argument of `_compile` after the code) or
-    export nothing is swallowed.
+    fullgraph=True (`one_graph`) or export nothing is swallowed.
     """
-    from torch._dynamo import exc as dynamo_exc
-
-    one_graph = kwargs.get("one_graph", args[5] if len(args) > 5 else True)
-    export = kwargs.get("export", args[6] if len(args) > 6 else True)
-    if one_graph or export:
+    one_graph, export, box = internals.compile_flags(code, args, kwargs)
+    if one_graph or export or internals.errors_on_graph_break(box):
         return False
-    box = kwargs.get("convert_frame_box")
-    if box is None or getattr(box, "error_on_graph_break", True):
-        return False
-    if isinstance(exc, dynamo_exc.UncapturedHigherOrderOpError):
-        return False
-    return isinstance(exc, (dynamo_exc.Unsupported, dynamo_exc.UserError))
+    return internals.is_soft_failure(exc)
 
 
 def _wrap_recompile_reasons(listener: Listener) -> Callable[[Any], Any]:

@@ -1,12 +1,14 @@
 """The records a recording is made of: plain frozen data, no live torch objects.
 
-One step of a compile, as it appears in ``Recording.to_json()`` (vars are
-interned per compile: ``stack`` and ``locals`` hold indices into ``vars``)::
+One step of a compile, as it appears in ``Recording.to_json()`` (schema 2; vars
+are interned per compile: ``stack`` and ``locals`` hold indices into ``vars``;
+``offset`` is an offset in the compile's ``codes[code].walked``, the instructions
+Dynamo's translator walks)::
 
-    {"index": 5, "offset": 30, "opname": "CALL", "argrepr": "1", "lineno": 2,
-     "depth": 0, "code": 0, "stack": [3], "locals": {"x": 1, "y": null},
-     "graph_size": 2, "nodes_added": ["sin"], "guards_added": [7],
-     "inline_stack": []}
+    {"index": 5, "offset": 30, "opname": "CALL", "argrepr": "0", "lineno": 2,
+     "depth": 0, "code": 0, "code_name": "f", "graph_size": 2,
+     "nodes_added": ["sin"], "nodes_renamed": [], "guards_added": [7],
+     "inline_stack": [], "stack": [3], "locals": {"x": 1, "y": 2}}
 
 and one of the compile's ``vars``::
 
@@ -26,7 +28,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 1
+from .text import guard_where
+
+SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,13 +58,17 @@ class Var:
 
 @dataclass(frozen=True, slots=True)
 class Instr:
-    """One instruction of a disassembled code object."""
+    """One instruction of a code object: of its `dis` listing, or of the cleaned list
+    Dynamo's translator walks (then `original` is the index in `dis` of the instruction
+    it came from, None for one Dynamo inserted, and `changed` says Dynamo rewrote it)."""
 
     offset: int
     opname: str
     argrepr: str = ""
     lineno: int | None = None
     is_jump_target: bool = False
+    original: int | None = None
+    changed: bool = False
 
     def __str__(self) -> str:
         mark = ">>" if self.is_jump_target else "  "
@@ -70,31 +78,73 @@ class Instr:
 class CodeInfo:
     """A code object the compile walked: the frame itself or an inlined callee.
 
-    Made from a live code object, its disassembly is read when first asked for:
-    a code object never changes, so reading it later reads the same, and most
-    callees a compile walks are never shown.
+    Two listings: `instructions`, the code's own `dis`, and `walked`, the cleaned
+    copy Dynamo's translator steps through (on 3.11 it strips EXTENDED_ARG, turns
+    `POP_JUMP_*_IF_NONE` into `LOAD_CONST None; IS_OP; POP_JUMP_*`, makes super()'s
+    arguments explicit and renumbers offsets). A step's offset is an offset in
+    `walked`. `cleaned` says whether the two differ.
+
+    Made from a live code object, both are read when first asked for: a code
+    object never changes, so reading it later reads the same, and most callees a
+    compile walks are never shown. The recorder hands over Dynamo's listing as
+    soon as it sees it (`set_walked`).
     """
 
-    __slots__ = ("name", "filename", "firstlineno", "source_lines", "_instructions", "_code")
+    __slots__ = ("name", "filename", "firstlineno", "source_lines", "_instructions", "_code",
+                 "_walked", "_walked_raw")
 
     def __init__(self, name: str, filename: str, firstlineno: int,
                  source_lines: tuple[str, ...] = (), instructions: tuple[Instr, ...] = (),
-                 *, code: Any = None) -> None:
+                 *, walked: tuple[Instr, ...] | None = None, code: Any = None) -> None:
         self.name = name
         self.filename = filename
         self.firstlineno = firstlineno
         self.source_lines = tuple(source_lines)
         self._instructions = None if code is not None else tuple(instructions)
         self._code = code
+        self._walked = tuple(walked) if walked is not None else None
+        self._walked_raw: Any = None  # (rows, keys) from the recorder, aligned when asked for
 
     @property
     def instructions(self) -> tuple[Instr, ...]:
+        """The code's own disassembly (`dis`), one `Instr` per instruction."""
         if self._instructions is None:
             from .bytecode import instructions
 
             self._instructions = instructions(self._code)
-            self._code = None
         return self._instructions
+
+    @property
+    def walked(self) -> tuple[Instr, ...]:
+        """The instructions Dynamo's translator walks, each aligned with `instructions`
+        (`original`, `changed`); the original listing when Dynamo's was never seen."""
+        if self._walked is None:
+            if self._walked_raw is None:
+                return tuple(Instr(i.offset, i.opname, i.argrepr, i.lineno, i.is_jump_target, k)
+                             for k, i in enumerate(self.instructions))
+            from .bytecode import align
+
+            rows, keys = self._walked_raw
+            self._walked = align(self._code, self.instructions, rows, keys)
+            self._walked_raw = None
+        return self._walked
+
+    @property
+    def has_walked(self) -> bool:
+        """Whether Dynamo's own listing was recorded (else `walked` is the `dis` one)."""
+        return self._walked is not None or self._walked_raw is not None
+
+    def set_walked(self, rows: tuple[Instr, ...], keys: tuple[Any, ...]) -> None:
+        """Dynamo's cleaned listing, unaligned; `keys` match rows to `dis` (see bytecode.align)."""
+        if not self.has_walked:
+            self._walked_raw = (rows, keys)
+
+    @property
+    def cleaned(self) -> bool:
+        """Whether Dynamo's cleaning changed the listing (rows rewritten, inserted or removed)."""
+        walked = self.walked
+        return (len(walked) != len(self.instructions)
+                or any(i.changed or i.original is None for i in walked))
 
     @property
     def bytecode(self) -> str:
@@ -102,7 +152,8 @@ class CodeInfo:
         return disassembly_text(self.instructions)
 
     def _key(self) -> tuple:
-        return (self.name, self.filename, self.firstlineno, self.source_lines, self.instructions)
+        return (self.name, self.filename, self.firstlineno, self.source_lines, self.instructions,
+                self.walked)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CodeInfo):
@@ -119,7 +170,16 @@ class CodeInfo:
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "filename": self.filename, "firstlineno": self.firstlineno,
                 "source_lines": list(self.source_lines),
-                "instructions": [_plain(i) for i in self.instructions]}
+                "instructions": [_plain(i) for i in self.instructions],
+                "walked": [_plain(i) for i in self.walked],
+                "cleaned": self.cleaned}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CodeInfo:
+        return cls(name=d["name"], filename=d["filename"], firstlineno=d["firstlineno"],
+                   source_lines=tuple(d["source_lines"]),
+                   instructions=tuple(Instr(**i) for i in d["instructions"]),
+                   walked=tuple(Instr(**i) for i in d["walked"]))
 
 
 def disassembly_text(instructions: tuple[Instr, ...] | list[Instr]) -> str:
@@ -135,7 +195,12 @@ def disassembly_text(instructions: tuple[Instr, ...] | list[Instr]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Node:
-    """An FX node the compile created, with the step that created it."""
+    """An FX node the compile created, with the step that created it.
+
+    `name` is the node's final name, as in `graph_code`. A node is named after its
+    op (`sin`) when created and renamed after the variable it is first stored in
+    (`y`, at `STORE_FAST y`): `created_name` and `renamed_at` (the step) keep that.
+    """
 
     name: str
     op: str
@@ -146,6 +211,14 @@ class Node:
     dtype: str | None = None
     step: int | None = None
     in_graph: bool = True
+    created_name: str | None = None
+    renamed_at: int | None = None
+
+    def name_at(self, step: int) -> str:
+        """The node's name as Dynamo held it at the end of `step`."""
+        if self.created_name is None or (self.renamed_at is not None and step >= self.renamed_at):
+            return self.name
+        return self.created_name
 
     def __str__(self) -> str:
         meta = f" {self.dtype}{self.shape}" if self.dtype else ""
@@ -165,14 +238,13 @@ class Guard:
     line: str | None = None
     code_name: str | None = None
 
+    @property
+    def where(self) -> str:
+        """`line 3: y = x.sin()`, `ambient` or `after tracing`."""
+        return guard_where(self.lineno, self.line, ambient=self.ambient)
+
     def __str__(self) -> str:
-        if self.ambient:
-            where = "ambient"
-        elif self.lineno:
-            where = f"line {self.lineno}" + (f": {self.line}" if self.line else "")
-        else:
-            where = "after tracing"
-        return f"{self.text}    # {where}"
+        return f"{self.text}    # {self.where}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,40 +269,33 @@ class GraphBreak:
     explanation: str | None = None
 
 
+@dataclass(slots=True, eq=False, kw_only=True)
 class Step:
     """One instruction the tracer executed, and the state it left behind.
 
     The stack and the symbolic locals are kept as indices into the compile's
     table of readings (`Compile.vars`, shared by every step, as in the JSON):
     `stack` and `locals` give them back as `Var`s. Steps whose locals did not
-    change share one `locals_ids` dict.
+    change share one `locals_ids` dict. Every field is as Dynamo held it at the
+    end of this step; nothing is rewritten afterwards.
     """
 
-    __slots__ = ("index", "offset", "opname", "argrepr", "lineno", "depth", "code",
-                 "stack_ids", "locals_ids", "graph_size", "nodes_added", "guards_added",
-                 "inline_stack", "code_name", "vars")
-
-    def __init__(self, index: int, offset: int, opname: str, argrepr: str, lineno: int | None,
-                 depth: int, code: int, stack_ids: tuple[int, ...], locals_ids: dict[str, int],
-                 graph_size: int, nodes_added: list[str] | tuple[()] = (),
-                 guards_added: list[int] | tuple[()] = (),
-                 inline_stack: tuple[tuple[str, int | None], ...] = (), code_name: str = "",
-                 vars: list[Var] | None = None) -> None:
-        self.index = index
-        self.offset = offset
-        self.opname = opname
-        self.argrepr = argrepr
-        self.lineno = lineno
-        self.depth = depth
-        self.code = code
-        self.stack_ids = stack_ids
-        self.locals_ids = locals_ids
-        self.graph_size = graph_size
-        self.nodes_added = nodes_added
-        self.guards_added = guards_added
-        self.inline_stack = inline_stack
-        self.code_name = code_name
-        self.vars = vars if vars is not None else []
+    index: int
+    offset: int          # in the instructions the translator walks (CodeInfo.walked)
+    opname: str
+    argrepr: str
+    lineno: int | None
+    depth: int           # inlining depth: 0 for the frame itself
+    code: int            # index in Compile.codes
+    code_name: str = ""
+    stack_ids: tuple[int, ...] = ()
+    locals_ids: dict[str, int] = field(default_factory=dict)
+    graph_size: int = 0
+    nodes_added: list[str] | tuple[()] = ()
+    nodes_renamed: list[tuple[str, str]] | tuple[()] = ()
+    guards_added: list[int] | tuple[()] = ()
+    inline_stack: tuple[tuple[str, int | None], ...] = ()
+    vars: list[Var] = field(default_factory=list)
 
     @classmethod
     def of(cls, *, stack: list[Var], locals: dict[str, Var], vars: list[Var] | None = None,
@@ -265,14 +330,15 @@ class Step:
     def _key(self) -> tuple:
         return (self.index, self.offset, self.opname, self.argrepr, self.lineno, self.depth,
                 self.code, self.stack, self.locals, self.graph_size, list(self.nodes_added),
-                list(self.guards_added), tuple(self.inline_stack), self.code_name)
+                [tuple(p) for p in self.nodes_renamed], list(self.guards_added),
+                tuple(self.inline_stack), self.code_name)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Step):
             return NotImplemented
         return self._key() == other._key()
 
-    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it was
+    __hash__ = None  # type: ignore[assignment]  # mutable
 
     def __repr__(self) -> str:
         return (f"Step(index={self.index}, offset={self.offset}, opname={self.opname!r}, "
@@ -287,9 +353,47 @@ class Step:
         text = f"{head:<44} stack(top first): [{stack}]"
         if self.nodes_added:
             text += f"  +nodes {', '.join(self.nodes_added)}"
+        for old, new in self.nodes_renamed:
+            text += f"  renamed {old} -> {new}"
         if self.guards_added:
             text += f"  +{len(self.guards_added)} guard(s)"
         return text
+
+
+class Outcome:
+    """How a compile attempt ended: one of these names, in `Compile.outcome`."""
+
+    COMPILED = "compiled"          # a graph and guards were installed for the whole frame
+    GRAPH_BREAK = "graph_break"    # a graph up to a break, the rest in resume functions
+    RESTARTED = "restarted"        # thrown away at a break; a new attempt (`_1`) follows
+    SKIPPED = "skipped"            # Dynamo gave up on the frame; it runs without compiling
+    ERROR = "error"                # the compile raised
+    INTERRUPTED = "interrupted"    # a KeyboardInterrupt stopped it
+    UNFINISHED = "unfinished"      # still running when the recording ended
+    ABANDONED = "abandoned"        # another attempt of the same frame was kept instead
+
+    ALL = (COMPILED, GRAPH_BREAK, RESTARTED, SKIPPED, ERROR, INTERRUPTED, UNFINISHED, ABANDONED)
+
+
+class EventKind:
+    """What an `Event` records: one of these names, in `Event.kind`."""
+
+    COMPILE = "compile"
+    RECOMPILE = "recompile"
+    GRAPH_BREAK = "graph_break"
+    RESTART = "restart"
+    CACHE_LIMIT = "cache_limit"
+    WARNING = "warning"
+    STEP_CAP = "step_cap"
+    SKIPPED = "skipped"
+    ERROR = "error"
+    INTERRUPTED = "interrupted"
+    RESET = "reset"
+    ENDED = "ended"
+    RECORDER_ERROR = "recorder_error"
+
+    ALL = (COMPILE, RECOMPILE, GRAPH_BREAK, RESTART, CACHE_LIMIT, WARNING, STEP_CAP, SKIPPED,
+           ERROR, INTERRUPTED, RESET, ENDED, RECORDER_ERROR)
 
 
 @dataclass(slots=True)
@@ -315,7 +419,7 @@ class Compile:
     graph_break: GraphBreak | None = None
     restart_reason: str | None = None
     recompile_reasons: list[str] = field(default_factory=list)
-    outcome: str = "unfinished"
+    outcome: str = Outcome.UNFINISHED
     error: str | None = None
     truncated: bool = False
     # torch._dynamo.reset() inside a recording restarts Dynamo's ids at 0/0: the
@@ -337,7 +441,7 @@ class Compile:
 
     @property
     def restarted(self) -> bool:
-        return self.outcome == "restarted"
+        return self.outcome == Outcome.RESTARTED
 
     def title(self) -> str:
         """`[0/0] f — graph break at line 6, restarted` and the like."""
@@ -349,8 +453,9 @@ class Compile:
             notes.append(f"graph break{where} at line {gb.lineno}")
         elif gb is not None:
             notes.append("graph break")
-        if self.outcome not in ("compiled", "graph break") or (gb is None and self.outcome != "compiled"):
-            notes.append(self.outcome)
+        if self.outcome not in (Outcome.COMPILED, Outcome.GRAPH_BREAK) or (
+                gb is None and self.outcome != Outcome.COMPILED):
+            notes.append(self.outcome.replace("_", " "))
         if self.truncated:
             notes.append("truncated")
         if self.generation:
@@ -358,7 +463,7 @@ class Compile:
         return text + (" — " + ", ".join(notes) if notes else "")
 
     def __str__(self) -> str:
-        from .text import compile_text
+        from .textview import compile_text
 
         return compile_text(self)
 
@@ -367,7 +472,7 @@ class Compile:
 class Event:
     """Something that happened while recording: compile, restart, recompile, break, limit."""
 
-    kind: str
+    kind: str  # one of EventKind.ALL
     compile_id: str | None
     message: str = ""
 
@@ -403,33 +508,43 @@ class Recording:
         raise KeyError(f"no compile {compile_id!r} in this recording (it has: {known})")
 
     @property
-    def steps(self) -> int:
+    def step_count(self) -> int:
+        """Steps stored, over all compiles."""
         return sum(len(c.steps) for c in self.compiles)
 
     @property
     def graph_break_count(self) -> int:
         """Graph breaks met while recording (Dynamo's own counter misses some kinds)."""
-        return sum(1 for e in self.events if e.kind == "graph_break")
+        return sum(1 for e in self.events if e.kind == EventKind.GRAPH_BREAK)
 
     def __str__(self) -> str:
-        from .text import recording_text
+        from .textview import recording_text
 
         return recording_text(self)
 
     def __repr__(self) -> str:
         ids = ", ".join(c.compile_id for c in self.compiles)
-        return f"<Recording {len(self.compiles)} compile(s) [{ids}], {self.steps} steps>"
+        return f"<Recording {len(self.compiles)} compile(s) [{ids}], {self.step_count} steps>"
 
     # JSON -----------------------------------------------------------------
 
     def to_json(self, **dumps_kwargs: Any) -> str:
-        """Serialise everything but `result` (a live value) to JSON."""
+        """Serialise everything but `result` (a live value) to JSON (see the top of this module)."""
         return json.dumps(_recording_to_dict(self), **dumps_kwargs)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON as Python data."""
+        return _recording_to_dict(self)
 
     @classmethod
     def from_json(cls, text: str) -> Recording:
         return _recording_from_dict(json.loads(text))
 
+
+# NOTE (the JSON follows the records): a record becomes a dict of its fields, in
+# order, tuples as lists; it is made again from that dict by keyword. Only what is
+# not a plain field is written out below: a step's readings (indices into the
+# compile's `vars`) and the code objects (two listings).
 
 def _plain(obj: Any) -> Any:
     """A frozen record as a dict, tuples as lists."""
@@ -441,6 +556,17 @@ def _plain(obj: Any) -> Any:
                      for v in value]
         out[f.name] = value
     return out
+
+
+def _record(cls: type, d: dict[str, Any]) -> Any:
+    """A frozen record from its dict: list-valued fields declared as tuples become tuples."""
+    return cls(**{k: (tuple(tuple(x) if isinstance(x, list) else x for x in v)
+                      if isinstance(v, list) else v) for k, v in d.items()})
+
+
+_STEP_FIELDS = [f.name for f in dataclasses.fields(Step) if f.name not in ("stack_ids",
+                                                                           "locals_ids", "vars")]
+_COMPILE_LISTS = {"nodes": Node, "guard_details": Guard, "resume_functions": ResumeFunction}
 
 
 def _compile_to_dict(c: Compile) -> dict[str, Any]:
@@ -462,84 +588,75 @@ def _compile_to_dict(c: Compile) -> dict[str, Any]:
 
     steps = []
     for s in c.steps:
-        stack, locals_ = remap(s)
-        steps.append({
-            "index": s.index, "offset": s.offset, "opname": s.opname,
-            "argrepr": s.argrepr, "lineno": s.lineno, "depth": s.depth,
-            "code": s.code, "code_name": s.code_name,
-            "stack": stack, "locals": locals_,
-            "graph_size": s.graph_size, "nodes_added": list(s.nodes_added),
-            "guards_added": list(s.guards_added),
-            "inline_stack": [list(x) for x in s.inline_stack],
-        })
-    return {
-        "compile_id": c.compile_id, "code_name": c.code_name,
-        "filename": c.filename, "firstlineno": c.firstlineno,
-        "source_lines": list(c.source_lines),
-        "codes": [ci.to_dict() for ci in c.codes],
-        "vars": vars_out,
-        "steps": steps,
-        "nodes": [_plain(n) for n in c.nodes],
-        "graph_code": c.graph_code,
-        "guards": list(c.guards),
-        "guard_details": [_plain(g) for g in c.guard_details],
-        "guard_tree": c.guard_tree,
-        "modified_bytecode": c.modified_bytecode,
-        "resume_functions": [_plain(r) for r in c.resume_functions],
-        "graph_break": _plain(c.graph_break) if c.graph_break else None,
-        "restart_reason": c.restart_reason,
-        "recompile_reasons": list(c.recompile_reasons),
-        "outcome": c.outcome, "error": c.error, "truncated": c.truncated,
-        "generation": c.generation,
-    }
+        d = {name: getattr(s, name) for name in _STEP_FIELDS}
+        d["stack"], d["locals"] = remap(s)
+        d["nodes_added"] = list(s.nodes_added)
+        d["nodes_renamed"] = [list(p) for p in s.nodes_renamed]
+        d["guards_added"] = list(s.guards_added)
+        d["inline_stack"] = [list(x) for x in s.inline_stack]
+        steps.append(d)
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(Compile):
+        value = getattr(c, f.name)
+        if f.name == "codes":
+            value = [ci.to_dict() for ci in value]
+        elif f.name == "vars":
+            value = vars_out
+        elif f.name == "steps":
+            value = steps
+        elif f.name in _COMPILE_LISTS:
+            value = [_plain(x) for x in value]
+        elif f.name == "graph_break":
+            value = _plain(value) if value is not None else None
+        elif isinstance(value, list):
+            value = list(value)
+        out[f.name] = value
+    return out
 
 
 def _compile_from_dict(d: dict[str, Any]) -> Compile:
+    d = dict(d)
     vars_ = [Var(**v) for v in d["vars"]]
-    codes = [CodeInfo(name=ci["name"], filename=ci["filename"], firstlineno=ci["firstlineno"],
-                      source_lines=tuple(ci["source_lines"]),
-                      instructions=tuple(Instr(**i) for i in ci["instructions"]))
-             for ci in d["codes"]]
     steps = []
     last_locals: dict[tuple, dict[str, int]] = {}  # steps of one frame share unchanged locals
     for s in d["steps"]:
-        inline_stack = tuple((a, b) for a, b in s["inline_stack"])
+        s = dict(s)
+        inline_stack = tuple((a, b) for a, b in s.pop("inline_stack"))
         where = (s["code"], inline_stack)
-        locals_ = s["locals"]
+        locals_ = s.pop("locals")
         if last_locals.get(where) == locals_:
             locals_ = last_locals[where]
         else:
             last_locals[where] = locals_
-        steps.append(Step(s["index"], s["offset"], s["opname"], s["argrepr"], s["lineno"],
-                          s["depth"], s["code"], tuple(s["stack"]), locals_, s["graph_size"],
-                          list(s["nodes_added"]) or (), list(s["guards_added"]) or (),
-                          inline_stack, s["code_name"], vars_))
-    return Compile(
-        compile_id=d["compile_id"], code_name=d["code_name"], filename=d["filename"],
-        firstlineno=d["firstlineno"], source_lines=list(d["source_lines"]), codes=codes,
-        steps=steps, vars=vars_,
-        nodes=[Node(**{**n, "inputs": tuple(n["inputs"])}) for n in d["nodes"]],
-        graph_code=d["graph_code"], guards=list(d["guards"]),
-        guard_details=[Guard(**g) for g in d["guard_details"]],
-        guard_tree=d["guard_tree"], modified_bytecode=d["modified_bytecode"],
-        resume_functions=[ResumeFunction(**{**r, "argnames": tuple(r["argnames"])})
-                          for r in d["resume_functions"]],
-        graph_break=GraphBreak(**d["graph_break"]) if d["graph_break"] else None,
-        restart_reason=d["restart_reason"], recompile_reasons=list(d["recompile_reasons"]),
-        outcome=d["outcome"], error=d["error"], truncated=d["truncated"],
-        generation=d.get("generation", 0),
-    )
+        stack = tuple(s.pop("stack"))
+        added, renamed, guards = s.pop("nodes_added"), s.pop("nodes_renamed"), s.pop("guards_added")
+        steps.append(Step(**s, stack_ids=stack, locals_ids=locals_, inline_stack=inline_stack,
+                          nodes_added=list(added) or (),
+                          nodes_renamed=[tuple(p) for p in renamed] or (),
+                          guards_added=list(guards) or (), vars=vars_))
+    d["vars"], d["steps"] = vars_, steps
+    d["codes"] = [CodeInfo.from_dict(ci) for ci in d["codes"]]
+    for name, cls in _COMPILE_LISTS.items():
+        d[name] = [_record(cls, x) for x in d[name]]
+    d["graph_break"] = GraphBreak(**d["graph_break"]) if d["graph_break"] else None
+    return Compile(**d)
+
+
+_RECORDING_FIELDS = [f.name for f in dataclasses.fields(Recording) if f.name != "result"]
 
 
 def _recording_to_dict(r: Recording) -> dict[str, Any]:
-    return {
-        "schema": SCHEMA_VERSION,
-        "torch_version": r.torch_version, "python_version": r.python_version,
-        "max_steps": r.max_steps, "truncated": r.truncated, "ended_by": r.ended_by,
-        "counters": dict(r.counters), "counters_total": dict(r.counters_total),
-        "events": [_plain(e) for e in r.events],
-        "compiles": [_compile_to_dict(c) for c in r.compiles],
-    }
+    out: dict[str, Any] = {"schema": SCHEMA_VERSION}
+    for name in _RECORDING_FIELDS:
+        value = getattr(r, name)
+        if name == "compiles":
+            value = [_compile_to_dict(c) for c in value]
+        elif name == "events":
+            value = [_plain(e) for e in value]
+        elif isinstance(value, dict):
+            value = dict(value)
+        out[name] = value
+    return out
 
 
 def _recording_from_dict(d: dict[str, Any]) -> Recording:
@@ -547,11 +664,7 @@ def _recording_from_dict(d: dict[str, Any]) -> Recording:
         raise ValueError(
             f"this recording uses schema {d.get('schema')!r}; this version of capture reads "
             f"schema {SCHEMA_VERSION}: record it again with the current version")
-    return Recording(
-        compiles=[_compile_from_dict(c) for c in d["compiles"]],
-        events=[Event(**e) for e in d["events"]],
-        counters=dict(d["counters"]), counters_total=dict(d["counters_total"]),
-        torch_version=d["torch_version"],
-        python_version=d["python_version"], max_steps=d["max_steps"],
-        truncated=d["truncated"], ended_by=d["ended_by"],
-    )
+    d = {k: v for k, v in d.items() if k != "schema"}
+    d["compiles"] = [_compile_from_dict(c) for c in d["compiles"]]
+    d["events"] = [Event(**e) for e in d["events"]]
+    return Recording(**d)

@@ -1,103 +1,79 @@
-"""The text view of a recording: what TORCH_LOGS=trace_bytecode,graph_code,guards,bytecode
-would print, gathered in one place, for terminals, tests and nbval."""
+"""The one text policy: how long a piece of the program's text may be, and which
+characters are written as escapes. Applied once, when a record is made, so the
+text view, the widget, the exported page and the JSON all show the same strings;
+views add markup only.
+
+NOTE (why escape at all): lone surrogates (from undecodable file names, or any
+str) cannot be encoded as UTF-8, so a kernel could not send them; bidirectional
+controls would reorder the text around them on screen ("Trojan Source"); other
+C0 controls are invisible. They are written as `\\uXXXX` / `\\xXX` instead.
+"""
 
 from __future__ import annotations
 
-from .recording import Compile, Recording
+import re
 
-RULE = "=" * 78
+LINE_LIMIT = 500         # characters of one line of the program's text (source, graph code)
+MESSAGE_LIMIT = 2000     # ... of one message (a reason, an error)
+LISTING_LIMIT = 100_000  # characters of one listing (bytecode, graph code, the guard tree)
+MAX_ARGREPR = 80         # an instruction's argument
+MAX_DETAIL = 60          # a tracker's one-line reading
+MAX_NAME = 200           # a source, a guard's line, a node's arguments
 
-
-# Characters that would change how the rest of a line is shown (bidirectional
-# controls) or that a UTF-8 stream cannot carry (lone surrogates) are written as escapes.
-_INVISIBLE = dict.fromkeys([0x200E, 0x200F, 0x061C, *range(0x202A, 0x202F),
-                            *range(0x2066, 0x206A)])
-
-
-def printable(text: str) -> str:
-    """Text that prints as written: no reordering, no encoding errors."""
-    for ch in _INVISIBLE:
-        if chr(ch) in text:
-            text = text.replace(chr(ch), f"\\u{ch:04x}")
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+_UNSHOWABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u061c\u200e\u200f"
+                         "\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
-def recording_text(r: Recording) -> str:
-    return printable(_recording_text(r))
+def _escape_char(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def _recording_text(r: Recording) -> str:
-    head = (f"Recording: {len(r.compiles)} compile(s), {r.steps} step(s) "
-            f"(torch {r.torch_version}, Python {r.python_version})")
-    parts = [head]
-    if r.counters:
-        parts.append("counters while recording: "
-                      + "  ".join(f"{k}={v}" for k, v in r.counters.items()))
-    if r.truncated:
-        parts.append(f"truncated: the step cap (max_steps={r.max_steps}) was reached")
-    if r.ended_by:
-        parts.append(f"ended by: {r.ended_by}")
-    if r.events:
-        parts.append("timeline:\n" + "\n".join(f"  {e}" for e in r.events))
-    if not r.compiles:
-        parts.append("nothing was compiled while recording")
-    for c in r.compiles:
-        parts.append(_compile_text(c))
-    return "\n\n".join(parts)
+def visible(text: object) -> str:
+    """The text with surrogates, bidirectional and control characters written as escapes."""
+    text = str(text)
+    return _UNSHOWABLE.sub(_escape_char, text) if _UNSHOWABLE.search(text) else text
 
 
-def compile_text(c: Compile) -> str:
-    return printable(_compile_text(c))
+def cut(text: str, limit: int) -> str:
+    """Text cut to `limit` characters, the cut marked with how many more there were."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… {len(text) - limit:,} more characters"
 
 
-def _compile_text(c: Compile) -> str:
-    out = [RULE, c.title(), RULE, f"{c.code_name} in {c.filename}:{c.firstlineno}"]
-    if c.recompile_reasons:
-        out.append("recompiled because:")
-        out += [f"  - {line}" for r in c.recompile_reasons for line in r.splitlines()[:1]]
-    if c.source_lines:
-        out.append("\nsource:")
-        out += [f"  {c.firstlineno + i:4d} | {line}" for i, line in enumerate(c.source_lines)]
-    out.append(f"\nsteps ({len(c.steps)}{', truncated' if c.truncated else ''}):")
-    previous_locals: dict[int, tuple[dict, dict]] = {}  # code -> (indices, readings)
-    for s in c.steps:
-        out.append("  " + str(s))
-        last = previous_locals.get(s.code)
-        if last is None or last[0] is not s.locals_ids:  # steps share unchanged locals
-            now = s.locals
-            if last is None or last[1] != now:
-                shown = ", ".join(f"{k}={v}" for k, v in now.items())
-                out.append(f"        locals: {{{shown}}}")
-            previous_locals[s.code] = (s.locals_ids, now)
-    if c.graph_break is not None:
-        gb = c.graph_break
-        out.append(f"\ngraph break at line {gb.lineno} in {gb.code_name}: {gb.reason}")
-        if gb.line:
-            out.append(f"  {gb.line}")
-        if gb.explanation:
-            out.append(f"  {gb.explanation}")
-    if c.restart_reason:
-        out.append(f"restarted: {c.restart_reason}")
-    if c.error:
-        out.append(f"{c.outcome}: {c.error}")
-    out.append("\ngraph (the GraphModule handed to the backend):")
-    out.append(_indent(c.graph_code) if c.graph_code else "  (no graph)")
-    out.append("\nguards:")
-    if c.guard_details:
-        for g in c.guard_details:
-            step = f"step {g.step}" if g.step is not None else (
-                "ambient" if g.ambient else "after tracing")
-            where = f"line {g.lineno}" + (f": {g.line}" if g.line else "") if g.lineno else ""
-            out.append(f"  [{step}] {g.text}" + (f"    # {where}" if where else ""))
-    else:
-        out.append("  (none)")
-    out.append("\nmodified bytecode:")
-    out.append(_indent(c.modified_bytecode) if c.modified_bytecode else "  (none: attempt abandoned)")
-    for rf in c.resume_functions:
-        out.append(f"\nresume function {rf.global_name} ({rf.code_name}):")
-        out.append(_indent(rf.bytecode))
+def shorten(text: object, limit: int = MAX_DETAIL) -> str:
+    """One line of the program's text as a record keeps it: newlines as spaces,
+    unshowable characters escaped, at most `limit` characters (the cut marked)."""
+    return cut(visible(str(text).replace("\n", " ")), limit)
+
+
+def shown_line(text: object, limit: int = LINE_LIMIT) -> str:
+    """One line of a listing or of source: escaped, cut at `limit` (the cut marked)."""
+    return cut(visible(text), limit)
+
+
+def listing(text: str | None, limit: int = LISTING_LIMIT) -> str | None:
+    """A multi-line listing: each line `shown_line`, and at most `limit` characters in
+    all, then how many lines were left out."""
+    if text is None:
+        return None
+    lines = text.splitlines()
+    out, size = [], 0
+    for k, line in enumerate(lines):
+        if size > limit:
+            out.append(f"… {len(lines) - k:,} more lines")
+            break
+        out.append(shown_line(line))
+        size += len(out[-1]) + 1
     return "\n".join(out)
 
 
-def _indent(text: str) -> str:
-    return "\n".join("  " + line for line in text.splitlines())
+def guard_where(lineno: int | None, line: str | None, *, ambient: bool = False,
+                step: int | None = None) -> str:
+    """Where a guard came from, in words: `line 3: y = x.sin()`, `ambient`, `after tracing`."""
+    if ambient:
+        return "ambient"
+    if lineno:
+        return f"line {lineno}" + (f": {line}" if line else "")
+    return "after tracing" if step is None else f"step {step}"

@@ -1,0 +1,387 @@
+"""One compile attempt while Dynamo traces it: the steps, nodes and guards it makes.
+
+An `Attempt` lives from the first instruction of an attempt until its compile
+ends. It snapshots (never references) what it sees: each tracker becomes a
+`Var` (by way of the `VarReader`), each FX node a `Node`, each guard a `Guard`,
+at the step that made it, and nothing stored for a step is changed later.
+
+NOTE (speed): `step` runs once per instruction Dynamo executes, tens of
+thousands of times for a real model. Most steps add no node and no guard, so it
+looks at the graph's length and tail and the guard set's length first; readings
+of trackers are looked up in bulk (`VarReader.indices`); instruction readings
+are kept per code and offset.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import replace
+from typing import Any
+
+from . import internals
+from .bytecode import code_info, disassemble_code, step_fields, walked_rows
+from .graph import describe_node
+from .guards import describe_guard
+from .recording import Compile, GraphBreak, Outcome, ResumeFunction, Step
+from .text import MAX_NAME, MESSAGE_LIMIT, listing, shorten
+from .variables import VarReader
+
+# Instructions that may rename the FX node of the value they store (`set_name_hint`).
+_NAMING = frozenset(("STORE_FAST", "STORE_DEREF"))
+
+
+class Attempt:
+    """The live bookkeeping of one attempt; what it records is in `self.compile`."""
+
+    def __init__(self, compile_: Compile, output: Any, code: Any, reader: VarReader) -> None:
+        self.compile = compile_
+        self.output = output
+        self.code = code
+        self.reader = reader
+        self.seen_guards: set[Any] = set()
+        self.guard_n = 0
+        self.graph_n = 0
+        self.graph_tail: Any = None
+        # id(fx node) -> (node, index in compile.nodes, its name when last seen); the
+        # node is kept so ids stay unique
+        self.known_nodes: dict[int, tuple[Any, int, str]] = {}
+        # nodes seen by a hook in the middle of a step, listed when the step is stored
+        self.pending_nodes: list[str] = []
+        # where an unsupported instruction was met (kept for a fullgraph error)
+        self.unsupported_at: GraphBreak | None = None
+        # id(tx) -> (weak ref to tx, code index, depth, inline stack, code name, readings)
+        self.tx_info: dict[int, tuple] = {}
+        # per code index: offset -> (offset, opname, argrepr, lineno)
+        self.inst_info: list[dict[int, tuple]] = [{}]
+        # id(tx) -> (identity key, index dict, positions that can change, indices)
+        self.last_locals: dict[int, tuple] = {}
+        self.code_index: dict[Any, int] = {code: 0}
+        self.top: Any = None  # the top of the stack after the last step (what STORE_* stores)
+        # Guards present before the first instruction are the ambient ones that
+        # OutputGraph installs for every frame (global state, default device, ...).
+        guards = internals.guard_set(output)
+        for g in guards:
+            self.seen_guards.add(g)
+            compile_.guard_details.append(describe_guard(g, ambient=True))
+        self.guard_n = len(guards)
+        reader.begin(compile_.vars)
+
+    # -- steps -------------------------------------------------------------------
+
+    def step(self, tx: Any, inst: Any) -> None:
+        """Store the step `inst` just made in `tx`."""
+        c = self.compile
+        index = len(c.steps)
+        info = self.tx_info.get(id(tx))
+        if info is None or info[0]() is not tx:
+            info = self._tx_info(tx)
+        _, code, depth, inline_stack, code_name, by_offset = info
+        # Each inlined call gets its own copy of its code's instructions: readings
+        # are kept per code and offset, so no copy is kept alive.
+        ins = by_offset.get(inst.offset)
+        if ins is None:
+            ins = step_fields(inst)
+            if inst.offset is not None:  # an instruction Dynamo made up has none: not kept
+                by_offset[inst.offset] = ins
+        offset, opname, argrepr, lineno = ins
+        if lineno is None:
+            lineno = internals.current_line(tx)
+
+        output = self.output
+        graph = internals.current_graph(output)
+        if (internals.graph_size(graph) != self.graph_n
+                or internals.graph_tail(graph) is not self.graph_tail):
+            nodes_added = self.new_nodes(index) or ()
+        else:
+            nodes_added = ()
+        if self.pending_nodes:
+            nodes_added = self.pending_nodes + list(nodes_added)
+            self.pending_nodes = []
+        if internals.guard_count(internals.guard_set(output)) != self.guard_n:
+            guards_added = self.new_guards(index) or ()
+        else:
+            guards_added = ()
+        renamed = self._renamed(index) if opname in _NAMING else ()
+
+        tx_stack = internals.stack(tx)
+        self.top = tx_stack[-1] if tx_stack else None
+        c.steps.append(Step(
+            index=index, offset=offset, opname=opname, argrepr=argrepr, lineno=lineno,
+            depth=depth, code=code, code_name=code_name,
+            stack_ids=self.reader.indices(tx_stack), locals_ids=self._locals(tx),
+            graph_size=self.graph_n, nodes_added=nodes_added, nodes_renamed=renamed,
+            guards_added=guards_added, inline_stack=inline_stack, vars=c.vars))
+
+    def _locals(self, tx: Any) -> dict[str, int]:
+        """The symbolic locals as indices of readings; the previous step's dict if unchanged.
+
+        The same names bound to the same tracker objects read the same, except
+        those whose reading can still change (see `VarReader`): only those are
+        looked at again. An equal result still shares the previous dict.
+        """
+        raw = internals.symbolic_locals(tx)
+        values = tuple(raw.values())
+        key = (tuple(raw), tuple(map(id, values)))
+        last = self.last_locals.get(id(tx))
+        if last is not None and last[0] == key:
+            out, changing = last[1], last[2]
+            if not changing:
+                return out
+            read, ids = self.reader.index, last[3]
+            for pos in changing:
+                if read(values[pos]) != ids[pos]:
+                    break
+            else:
+                return out
+        ids = self.reader.indices(values)
+        changing = self.reader.may_change(values)
+        out = dict(zip(key[0], ids))
+        if last is not None and last[1] == out:
+            out = last[1]  # share the unchanged dict between steps
+        # Every tracker read stays alive in the reader, so the ids in `key` stay theirs.
+        self.last_locals[id(tx)] = (key, out, changing, ids)
+        return out
+
+    def _renamed(self, index: int) -> list[tuple[str, str]] | tuple[()]:
+        """Nodes the store just renamed: `STORE_FAST y` names the node of the value it
+        stores after `y` (the value is the stack's top before the step)."""
+        node = internals.tracker_node(self.top, internals.lazy_tracker_class()) \
+            if self.top is not None else None
+        known = self.known_nodes.get(id(node)) if node is not None else None
+        if known is None or known[0].name == known[2]:
+            return ()
+        _, i, old = known
+        new = node.name
+        self.known_nodes[id(node)] = (node, i, new)
+        c = self.compile
+        record = c.nodes[i]
+        c.nodes[i] = replace(record, name=new, created_name=record.created_name or old,
+                             renamed_at=index)
+        # Readings taken from now on show the new name; earlier steps keep theirs.
+        self.reader.node_renamed(old)
+        self.last_locals.clear()
+        return [(old, new)]
+
+    def _tx_info(self, tx: Any) -> tuple:
+        """Where a translator is: its code, inlining depth and callers. The translator is
+        held weakly: an inlined call's translator, and all it holds, is freed as usual
+        when the call returns."""
+        code = internals.code_of(tx)
+        index = self.code_index.get(code)
+        info = code_info(code)
+        if index is None:
+            index = self.code_index[code] = len(self.compile.codes)
+            self.compile.codes.append(info)
+            self.inst_info.append({})
+        if not info.has_walked:
+            info.set_walked(*walked_rows(internals.walked_instructions(tx)))
+        chain = []
+        up = internals.parent(tx)
+        while up is not None:
+            chain.append((internals.code_of(up).co_name, internals.current_line(up)))
+            up = internals.parent(up)
+        result = (weakref.ref(tx), index, len(chain), tuple(reversed(chain)), code.co_name,
+                  self.inst_info[index])
+        self.tx_info[id(tx)] = result
+        return result
+
+    # -- nodes and guards -------------------------------------------------------
+
+    def new_nodes(self, index: int) -> list[str]:
+        """Record the FX nodes made since the last look, under the names they have now."""
+        graph = internals.root_graph(self.output)
+        nodes = graph.nodes
+        n = len(nodes)
+        tail = internals.graph_tail(graph)
+        if n == self.graph_n and tail is self.graph_tail:
+            return []
+        known = self.known_nodes
+        added = []
+        for node in reversed(nodes):
+            if id(node) in known:
+                break
+            added.append(node)
+        added.reverse()
+        missing = n - self.graph_n - len(added)
+        if missing > 0:
+            # The rest were inserted before existing nodes: lifted inputs (parameters,
+            # buffers) go among the placeholders at the front, so look from there.
+            at_end = {id(node) for node in added}
+            front = []
+            for node in nodes:
+                if id(node) not in known and id(node) not in at_end:
+                    front.append(node)
+                    if len(front) == missing:
+                        break
+            added = front + added
+        c = self.compile
+        names = []
+        for node in added:
+            known[id(node)] = (node, len(c.nodes), node.name)
+            c.nodes.append(describe_node(node, index))
+            names.append(node.name)
+        self.graph_n, self.graph_tail = n, tail
+        return names
+
+    def new_guards(self, index: int | None) -> list[int]:
+        """Record the guards installed since the last look; their indices in guard_details."""
+        inner = internals.guard_set(self.output)
+        n = len(inner)
+        if n == self.guard_n:
+            return []
+        seen = self.seen_guards
+        fresh = []
+        if n > self.guard_n:
+            # Guards are appended to an ordered set: the new ones are at its end.
+            for g in reversed(inner):
+                if g in seen:
+                    break
+                fresh.append(g)
+            fresh.reverse()
+        if len(fresh) < n - self.guard_n:  # some were discarded meanwhile
+            fresh = [g for g in inner if g not in seen]
+        self.guard_n = n
+        c = self.compile
+        added = []
+        for g in fresh:
+            seen.add(g)
+            added.append(len(c.guard_details))
+            c.guard_details.append(describe_guard(g, step=index))
+        return added
+
+    # -- the rest of a compile ----------------------------------------------------
+
+    def note_exception(self, tx: Any, exc: BaseException) -> str | None:
+        """A step raised: note a restart (returns its reason, the first time) or where an
+        unsupported instruction was met."""
+        c = self.compile
+        if internals.is_restart(exc) and c.outcome != Outcome.RESTARTED:
+            c.outcome = Outcome.RESTARTED
+            c.restart_reason = shorten(first_line(internals.restart_reason(exc)
+                                                  or type(exc).__name__), MESSAGE_LIMIT)
+            return c.restart_reason
+        if internals.is_unsupported(exc) and self.unsupported_at is None:
+            # The innermost step it passes through is where the instruction was.
+            self.unsupported_at = self.break_here(tx, "", exc)
+        return None
+
+    def break_here(self, tx: Any, reason: str, exc: BaseException) -> GraphBreak:
+        """The user line of an unsupported instruction: Dynamo's own `real_stack` of the
+        exception when it has one (the innermost user frame, inside inlined helpers),
+        else the translator's current line."""
+        frame = internals.user_frame(exc)
+        if frame is not None:
+            lineno, code_name, line = frame
+        else:
+            import linecache
+
+            code = internals.code_of(tx)
+            lineno, code_name = internals.current_line(tx), code.co_name
+            line = linecache.getline(code.co_filename, lineno).strip() if lineno else ""
+        return GraphBreak(reason=break_reason(reason, exc), lineno=lineno,
+                          line=shorten(line, MAX_NAME) if line else None,
+                          code_name=code_name, step=len(self.compile.steps),
+                          explanation=explanation(exc))
+
+    def graph_break(self, tx: Any, reason: str, exc: BaseException) -> GraphBreak:
+        """Dynamo logged the graph break of this attempt: record where it happened."""
+        gb = self.break_here(tx, reason, exc)
+        inner = self.unsupported_at
+        if inner is not None and (inner.lineno, inner.code_name) == (gb.lineno, gb.code_name):
+            gb = replace(gb, step=inner.step)  # the instruction itself, maybe in a helper
+        self.unsupported_at = None
+        self.compile.graph_break = gb
+        return gb
+
+    def backend(self, gm: Any, storing: bool) -> None:
+        """The graph is handed to the backend: its code, and each node's place in it."""
+        c = self.compile
+        c.graph_code = listing(gm.code.strip("\n"))
+        # The backend is called from inside a step (RETURN_VALUE or the break):
+        # nodes made since that step began belong to it.
+        if storing:
+            self.pending_nodes += self.new_nodes(len(c.steps))
+        self.final_names()
+        final = {node.name: node for node in gm.graph.nodes}
+        for i, record in enumerate(c.nodes):
+            node = final.get(record.name)
+            if node is None:
+                c.nodes[i] = replace(record, in_graph=False)
+            else:
+                c.nodes[i] = replace(record, inputs=tuple(n.name for n in node.all_input_nodes))
+        recorded = {record.name for record in c.nodes}
+        for name, node in final.items():
+            if name not in recorded:
+                c.nodes.append(describe_node(node, None))
+
+    def final_names(self) -> None:
+        """Give each node record its final name (the one in the graph code).
+
+        Steps are not touched: each keeps the names Dynamo used at that step. A
+        node renamed by a store already has `created_name` and `renamed_at`; one
+        renamed some other way gets `created_name` with no step.
+        """
+        c = self.compile
+        for node, i, _ in self.known_nodes.values():
+            record = c.nodes[i]
+            if node.name != record.name:
+                c.nodes[i] = replace(record, name=node.name,
+                                     created_name=record.created_name or record.name)
+        renamed = {r.created_name: r.name for r in c.nodes
+                   if r.created_name is not None and r.created_name != r.name}
+        if renamed:
+            for i, record in enumerate(c.nodes):
+                if any(a in renamed for a in record.inputs):
+                    c.nodes[i] = replace(record, inputs=tuple(renamed.get(a, a)
+                                                              for a in record.inputs))
+
+    def bytecode(self, new_code: Any) -> None:
+        """The code object Dynamo installs in place of the frame's, and its resume functions."""
+        c = self.compile
+        c.modified_bytecode = listing(disassemble_code(new_code))
+        for name in new_code.co_names:
+            if name.startswith("__resume_at_"):
+                fn = internals.resume_function(self.output, name)
+                resume_code = getattr(fn, "__code__", None)
+                if resume_code is not None:
+                    c.resume_functions.append(ResumeFunction(
+                        global_name=name, code_name=resume_code.co_name,
+                        bytecode=listing(disassemble_code(resume_code)),
+                        argnames=resume_code.co_varnames[:resume_code.co_argcount]))
+
+
+def outcome_of(*, error: BaseException | None, falls_back: bool, guarded: bool,
+               has_resume_functions: bool) -> str:
+    """How a compile ended, from what its end revealed (a pure function)."""
+    if error is not None:
+        if falls_back:
+            return Outcome.SKIPPED  # Dynamo swallows it: the frame runs eagerly
+        return Outcome.INTERRUPTED if isinstance(error, KeyboardInterrupt) else Outcome.ERROR
+    if not guarded:
+        return Outcome.SKIPPED
+    return Outcome.GRAPH_BREAK if has_resume_functions else Outcome.COMPILED
+
+
+def break_reason(reason: str, exc: BaseException) -> str:
+    gb_type = internals.break_type(exc)
+    text = str(exc) if exc is not None else reason
+    first = first_line(text) if text else reason
+    if gb_type and gb_type not in first:
+        first = f"{gb_type}: {first}"
+    return shorten(first, MESSAGE_LIMIT)
+
+
+def explanation(exc: BaseException) -> str | None:
+    """The `Explanation:` paragraph of a Dynamo graph-break message, if it has one."""
+    for line in internals.break_message(exc).splitlines():
+        line = line.strip()
+        if line.startswith("Explanation:"):
+            return shorten(line.removeprefix("Explanation:").strip(), MESSAGE_LIMIT)
+    return None
+
+
+def first_line(obj: Any) -> str:
+    for line in str(obj).splitlines():
+        if line.strip():
+            return line.strip()
+    return type(obj).__name__ if isinstance(obj, BaseException) else ""

@@ -1,0 +1,346 @@
+"""Every read of torch's private state, behind one named accessor each.
+
+The recorder reads what Dynamo holds while it traces: the translator's
+instructions, stack and locals, the FX graph as it grows, the guards as they
+are installed. None of that is public API, so each read lives here, says which
+torch behaviour it relies on, and the versions it was checked on. A new torch
+release is this file's work (and `hooks.py`'s, the one place that patches).
+Nothing here changes torch's state; reads that could (a lazy tracker's
+attributes realize it) are written so that they cannot.
+
+Checked on: torch 2.13.0 (CPU) and 2.14.1 (CUDA build, run on the CPU), Python 3.11.
+`tests/test_internals.py` exercises every accessor; CI runs it on both.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import re
+from typing import Any, NamedTuple
+
+CHECKED_ON = ("2.13", "2.14")
+
+# -- instructions -----------------------------------------------------------------
+
+
+class InstructionFields(NamedTuple):
+    offset: int | None
+    opname: str
+    arg: int | None
+    argval: Any
+    lineno: int | None
+    target: int | None  # a jump's target offset
+
+
+def instruction_fields(inst: Any) -> InstructionFields:
+    """The fields of a Dynamo `Instruction` (bytecode_transformation.Instruction, a
+    mutable dis.Instruction with `target`, the Instruction a jump goes to, and
+    `positions`). 2.13, 2.14."""
+    target = inst.target
+    positions = inst.positions
+    lineno = positions.lineno if positions is not None else None
+    return InstructionFields(inst.offset, inst.opname, inst.arg, inst.argval,
+                             lineno if lineno is not None else inst.starts_line,
+                             target.offset if target is not None else None)
+
+
+def walked_instructions(tx: Any) -> list[Any]:
+    """The instructions a translator steps through: `tx.instructions`, Dynamo's cleaned
+    copy of the code's bytecode (`cleaned_instructions`), offsets renumbered. 2.13, 2.14."""
+    return tx.instructions
+
+
+# -- translators ------------------------------------------------------------------
+
+
+def parent(tx: Any) -> Any:
+    """The translator that inlined this one (`InliningInstructionTranslator.parent`), or None
+    for the frame's own. 2.13, 2.14."""
+    return getattr(tx, "parent", None)
+
+
+def code_of(tx: Any) -> Any:
+    """The code object a translator runs (`f_code`). 2.13, 2.14."""
+    return tx.f_code
+
+
+def current_line(tx: Any) -> int | None:
+    """The line the translator is at (`lineno`, set as instructions start lines). 2.13, 2.14."""
+    return tx.lineno
+
+
+def stack(tx: Any) -> list[Any]:
+    """The VariableTracker stack (`tx.stack`, bottom first). 2.13, 2.14."""
+    return tx.stack
+
+
+def symbolic_locals(tx: Any) -> dict[str, Any]:
+    """Local names to trackers (`tx.symbolic_locals`). 2.13, 2.14."""
+    return tx.symbolic_locals
+
+
+def output_of(tx: Any) -> Any:
+    """The `OutputGraph` an attempt builds (`tx.output`, shared by inlined translators;
+    a new one for every attempt). 2.13, 2.14."""
+    return tx.output
+
+
+def trace_id() -> str | None:
+    """The attempt-aware compile id (`0/0`, `0/0_1`) of the compile in progress:
+    `CompileContext.current_trace_id()`. 2.13, 2.14."""
+    from torch._guards import CompileContext
+
+    tid = CompileContext.current_trace_id()
+    return str(tid) if tid is not None else None
+
+
+# -- the FX graph -----------------------------------------------------------------
+
+
+def current_graph(output: Any) -> Any:
+    """The FX graph being built: the innermost subtracer's (`output.tracers[-1].graph`),
+    which is `output.graph` outside higher-order ops. 2.13, 2.14."""
+    return output.tracers[-1].graph
+
+
+def root_graph(output: Any) -> Any:
+    """The frame's own FX graph (`OutputGraph.graph`). 2.13, 2.14."""
+    return output.graph
+
+
+def graph_size(graph: Any) -> int:
+    """Nodes in an FX graph, read without walking it (`Graph._len`). 2.13, 2.14."""
+    return graph._len
+
+
+def graph_tail(graph: Any) -> Any:
+    """The graph's last node: FX keeps nodes in a ring around `_root` (`_root._prev`). 2.13, 2.14."""
+    return graph._root._prev
+
+
+def example_value(node: Any) -> Any:
+    """The fake value Dynamo propagated through a node (`meta["example_value"]`). 2.13, 2.14."""
+    return node.meta.get("example_value")
+
+
+def tracker_node(v: Any, lazy_class: type) -> Any:
+    """The FX node a tracker stands for (its `proxy.node`), or None. A lazy tracker is
+    looked through only once realized (`is_realized`, `unwrap`): anything else would
+    realize it. 2.13, 2.14."""
+    if issubclass(type(v), lazy_class):
+        if not v.is_realized():
+            return None
+        v = v.unwrap()
+    proxy = tracker_fields(v).get("proxy")
+    return getattr(proxy, "node", None) if proxy is not None else None
+
+
+# -- guards -----------------------------------------------------------------------
+
+
+def guard_set(output: Any) -> Any:
+    """The ordered set of guards installed so far (`output.guards.inner`, reached without
+    `OutputGraph.guards`' two properties). New guards are appended at its end. 2.13, 2.14."""
+    return output.tracing_context.guards_context.dynamo_guards.inner
+
+
+def guard_count(guards: Any) -> int:
+    """How many guards an ordered guard set holds (`OrderedSet._dict`). 2.13, 2.14."""
+    return len(guards._dict)
+
+
+class GuardFields(NamedTuple):
+    kind: str
+    source: str | None
+    lineno: int | None
+    line: str | None
+    code_name: str | None
+
+
+def guard_fields(g: Any) -> GuardFields:
+    """A `torch._guards.Guard`'s kind (`create_fn_name()`, e.g. TENSOR_MATCH), source name
+    (`name`, e.g. `L['x']`) and the user frame that caused it (`user_stack[-1]`). 2.13, 2.14."""
+    try:
+        kind = g.create_fn_name()
+    except Exception:
+        kind = "GUARD"
+    lineno = line = code_name = None
+    stack_ = getattr(g, "user_stack", None)
+    if stack_:
+        frame = stack_[-1]
+        lineno, line, code_name = frame.lineno, (frame.line or "").strip(), frame.name
+    return GuardFields(kind, getattr(g, "name", None) or None, lineno, line, code_name)
+
+
+def guard_tree(result: Any) -> str | None:
+    """The guard tree of a finished compile, exactly as TORCH_LOGS=guards prints it:
+    `str(result.guarded_code.guard_manager)` (the C++ guard manager's own rendering).
+    None when the compile produced no guarded code. 2.13, 2.14."""
+    guarded = getattr(result, "guarded_code", None) if result is not None else None
+    return str(guarded.guard_manager) if guarded is not None else None
+
+
+# `| | +- TENSOR_MATCH: check_tensor(L['x'], ...)  # y = x.sin()  # f.py:3 in f`
+_LEAF = re.compile(r"^[| ]*\+- ([A-Z][A-Z0-9_]*): (.*)$", re.MULTILINE)
+
+
+def guard_tree_leaves(tree: str) -> list[tuple[str, str]]:
+    """(kind, check) of each leaf of a rendered guard tree: the guard manager draws a leaf
+    as `+- KIND: check  # user line  # file:line in fn` under `| ` rails. 2.13, 2.14."""
+    return [(m.group(1), m.group(2).split("  # ", 1)[0].rstrip()) for m in _LEAF.finditer(tree)]
+
+
+def skip_reason(result: Any) -> str | None:
+    """Why a compile produced nothing (`ConvertFrameReturn.skip_reason`). 2.13, 2.14."""
+    return getattr(result, "skip_reason", None) if result is not None else None
+
+
+# -- compiles and exceptions ------------------------------------------------------
+
+
+@functools.cache
+def _compile_signature() -> inspect.Signature:
+    from torch._dynamo import convert_frame
+
+    return inspect.signature(convert_frame._compile)
+
+
+def compile_flags(code: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[bool, bool, Any]:
+    """(one_graph, export, convert_frame_box) of a `convert_frame._compile` call, bound by
+    name against its signature (`one_graph` is fullgraph=True). 2.13, 2.14."""
+    try:
+        bound = _compile_signature().bind_partial(code, *args, **kwargs).arguments
+    except TypeError:
+        return True, True, None
+    return (bool(bound.get("one_graph", True)), bool(bound.get("export", True)),
+            bound.get("convert_frame_box"))
+
+
+def is_restart(exc: BaseException) -> bool:
+    """Dynamo throws an attempt away and traces the frame again (`RestartAnalysis`). 2.13, 2.14."""
+    from torch._dynamo import exc as dynamo_exc
+
+    return isinstance(exc, dynamo_exc.RestartAnalysis)
+
+
+def restart_reason(exc: BaseException) -> str | None:
+    """The reason a `RestartAnalysis` carries (`restart_reason`). 2.13, 2.14."""
+    return getattr(exc, "restart_reason", None)
+
+
+def is_unsupported(exc: BaseException) -> bool:
+    """An instruction Dynamo cannot trace (`Unsupported`, the graph-break exception). 2.13, 2.14."""
+    from torch._dynamo import exc as dynamo_exc
+
+    return isinstance(exc, dynamo_exc.Unsupported)
+
+
+def is_soft_failure(exc: BaseException) -> bool:
+    """A failure `ConvertFrame` swallows, running the frame eagerly instead: `Unsupported` and
+    `UserError`, but never an uncaptured higher-order op. 2.13, 2.14."""
+    from torch._dynamo import exc as dynamo_exc
+
+    if isinstance(exc, dynamo_exc.UncapturedHigherOrderOpError):
+        return False
+    return isinstance(exc, (dynamo_exc.Unsupported, dynamo_exc.UserError))
+
+
+def errors_on_graph_break(box: Any) -> bool:
+    """Whether a compile's `convert_frame_box` says graph breaks are errors. 2.13, 2.14."""
+    return box is None or getattr(box, "error_on_graph_break", True)
+
+
+def break_type(exc: BaseException) -> str | None:
+    """The graph-break type Dynamo names an `Unsupported` by (`gb_type`). 2.13, 2.14."""
+    return getattr(exc, "gb_type", None)
+
+
+def break_message(exc: BaseException) -> str:
+    """The text of a graph-break exception (`msg`, with Explanation and Hint lines). 2.13, 2.14."""
+    return str(getattr(exc, "msg", "") or exc)
+
+
+def user_frame(exc: BaseException) -> tuple[int | None, str, str] | None:
+    """(line, function, source line) of the innermost user frame of a graph break
+    (`real_stack[-1]`, inside inlined helpers), or None. 2.13, 2.14."""
+    stack_ = getattr(exc, "real_stack", None)
+    if not stack_:
+        return None
+    frame = stack_[-1]
+    return frame.lineno, frame.name, (frame.line or "").strip()
+
+
+def recompile_limit_hit(exc: BaseException) -> bool:
+    """Whether a compile failed because the frame hit a recompile limit: Dynamo raises an
+    `Unsupported` of type "Dynamo recompile limit exceeded", or `FailOnRecompileLimitHit`
+    from it under fullgraph=True. 2.13, 2.14."""
+    from torch._dynamo import exc as dynamo_exc
+
+    while exc is not None:
+        if isinstance(exc, dynamo_exc.FailOnRecompileLimitHit):
+            return True
+        if break_type(exc) == "Dynamo recompile limit exceeded":
+            return True
+        exc = exc.__cause__
+    return False
+
+
+def recompile_limits() -> tuple[int, int]:
+    """(recompile_limit, accumulated_recompile_limit) from Dynamo's config. 2.13, 2.14."""
+    from torch._dynamo import config
+
+    return config.recompile_limit, config.accumulated_recompile_limit
+
+
+def resume_function(output: Any, global_name: str) -> Any:
+    """A resume function Dynamo installed in the frame's globals (`output.global_scope`). 2.13, 2.14."""
+    scope = getattr(output, "global_scope", None) or {}
+    return scope.get(global_name)
+
+
+def counters() -> dict[str, int]:
+    """Dynamo's own bookkeeping (`torch._dynamo.utils.counters`): graphs compiled, FX call
+    nodes captured, graph breaks. 2.13, 2.14."""
+    from torch._dynamo.utils import counters as dynamo_counters
+
+    stats = dynamo_counters.get("stats", {})
+    return {
+        "unique_graphs": int(stats.get("unique_graphs", 0)),
+        "calls_captured": int(stats.get("calls_captured", 0)),
+        "graph_breaks": int(sum(dynamo_counters.get("graph_break", {}).values())),
+    }
+
+
+def compiled_function(fn: Any) -> Any:
+    """What `torch.compile` wrapped (`_torchdynamo_orig_callable`), or `fn` itself. 2.13, 2.14."""
+    return getattr(fn, "_torchdynamo_orig_callable", fn)
+
+
+# -- trackers ---------------------------------------------------------------------
+
+
+@functools.cache
+def lazy_tracker_class() -> type:
+    """`LazyVariableTracker`: touched only through `is_realized`, `peek_type`, `unwrap` and
+    `source` (anything else realizes it). 2.13, 2.14."""
+    from torch._dynamo.variables.lazy import LazyVariableTracker
+
+    return LazyVariableTracker
+
+
+@functools.cache
+def base_python_type() -> Any:
+    """`VariableTracker.python_type`, the fallback that formats reprs and may guard: trackers
+    that do not override it are not asked. 2.13, 2.14."""
+    from torch._dynamo.variables.base import VariableTracker
+
+    return VariableTracker.python_type
+
+
+def tracker_fields(v: Any) -> dict[str, Any]:
+    """A tracker's own attributes (`proxy`, `items`, `value`, `fn`, `sym_num`, `py_type`,
+    `module_type`, `source`), its `__dict__`: read from there, never through
+    `__getattr__` (a lazy tracker's realizes) nor a property that builds trackers
+    (`DunderDictVariable.items`). 2.13, 2.14."""
+    return v.__dict__

@@ -1,0 +1,93 @@
+"""The text view of a recording: what TORCH_LOGS=trace_bytecode,graph_code,guards,bytecode
+would print, gathered in one place, for terminals, tests and nbval."""
+
+from __future__ import annotations
+
+from .recording import Compile, Recording
+from .text import visible
+
+RULE = "=" * 78
+
+
+# A recording's strings were made showable when recorded (capture.text); one read
+# back from a JSON file written elsewhere may not be: `visible` once more, for printing.
+
+def recording_text(r: Recording) -> str:
+    return visible(_recording_text(r))
+
+
+def _recording_text(r: Recording) -> str:
+    head = (f"Recording: {len(r.compiles)} compile(s), {r.step_count} step(s) "
+            f"(torch {r.torch_version}, Python {r.python_version})")
+    parts = [head]
+    if r.counters:
+        parts.append("counters while recording: "
+                      + "  ".join(f"{k}={v}" for k, v in r.counters.items()))
+    if r.truncated:
+        parts.append(f"truncated: the step cap (max_steps={r.max_steps}) was reached")
+    if r.ended_by:
+        parts.append(f"ended by: {r.ended_by}")
+    if r.events:
+        parts.append("timeline:\n" + "\n".join(f"  {e}" for e in r.events))
+    if not r.compiles:
+        parts.append("nothing was compiled while recording")
+    for c in r.compiles:
+        parts.append(_compile_text(c))
+    return "\n\n".join(parts)
+
+
+def compile_text(c: Compile) -> str:
+    return visible(_compile_text(c))
+
+
+def _compile_text(c: Compile) -> str:
+    out = [RULE, c.title(), RULE, f"{c.code_name} in {c.filename}:{c.firstlineno}"]
+    if c.recompile_reasons:
+        out.append("recompiled because:")
+        out += [f"  - {line}" for r in c.recompile_reasons for line in r.splitlines()[:1]]
+    if c.source_lines:
+        out.append("\nsource:")
+        out += [f"  {c.firstlineno + i:4d} | {line}" for i, line in enumerate(c.source_lines)]
+    out.append(f"\nsteps ({len(c.steps)}{', truncated' if c.truncated else ''}):")
+    previous_locals: dict[int, tuple[dict, dict]] = {}  # code -> (indices, readings)
+    for s in c.steps:
+        out.append("  " + str(s))
+        last = previous_locals.get(s.code)
+        if last is None or last[0] is not s.locals_ids:  # steps share unchanged locals
+            now = s.locals
+            if last is None or last[1] != now:
+                shown = ", ".join(f"{k}={v}" for k, v in now.items())
+                out.append(f"        locals: {{{shown}}}")
+            previous_locals[s.code] = (s.locals_ids, now)
+    if c.graph_break is not None:
+        gb = c.graph_break
+        out.append(f"\ngraph break at line {gb.lineno} in {gb.code_name}: {gb.reason}")
+        if gb.line:
+            out.append(f"  {gb.line}")
+        if gb.explanation:
+            out.append(f"  {gb.explanation}")
+    if c.restart_reason:
+        out.append(f"restarted: {c.restart_reason}")
+    if c.error:
+        out.append(f"{c.outcome}: {c.error}")
+    out.append("\ngraph (the GraphModule handed to the backend):")
+    out.append(_indent(c.graph_code) if c.graph_code else "  (no graph)")
+    out.append("\nguards:")
+    if c.guard_details:
+        for g in c.guard_details:
+            step = f"step {g.step}" if g.step is not None else (
+                "ambient" if g.ambient else "after tracing")
+            where = f"    # {g.where}" if g.lineno else ""
+            out.append(f"  [{step}] {g.text}{where}")
+    else:
+        out.append("  (none)")
+    out.append("\nmodified bytecode:")
+    out.append(_indent(c.modified_bytecode) if c.modified_bytecode else "  (none: attempt abandoned)")
+    for rf in c.resume_functions:
+        out.append(f"\nresume function {rf.global_name} ({rf.code_name}):")
+        out.append(_indent(rf.bytecode))
+    return "\n".join(out)
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + line for line in text.splitlines())
