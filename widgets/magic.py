@@ -47,6 +47,9 @@ class CaptureTraceMagics(Magics):
               help="open at the compile with this id, as Dynamo prints it: 0/0, 0/0_1, 1/0.")
     @argument("-o", "--out", metavar="NAME",
               help="also store the Recording in the variable NAME (it is always in _trace).")
+    @argument("--html", metavar="PATH",
+              help="also write the recording as one self-contained HTML page at PATH (a .html "
+                   "file that steps through it in any browser, with no kernel and no network).")
     @line_cell_magic
     def capture_trace(self, line: str, cell: str | None = None) -> None:
         """Record what torch.compile's front end (Dynamo) does while this cell runs.
@@ -73,6 +76,7 @@ class CaptureTraceMagics(Magics):
             %%capture_trace --text                 print the text view instead
             %%capture_trace --compile 1/0 --step 5 open at a compile and a step
             %%capture_trace -o rec --max-steps 2000
+            %%capture_trace --html trace.html      also write a page for any browser
         """
         try:
             args = parse_argstring(self.capture_trace, line)
@@ -109,6 +113,8 @@ class CaptureTraceMagics(Magics):
                 print(_generator_refused(generators), file=sys.stderr)
                 return
         _show(recording, args, error)
+        if args.html and recording.compiles:
+            _write_page(recording, args)
 
     def _compile(self, cell: str) -> tuple[types.CodeType, types.CodeType | None] | None:
         """The cell as code (and its last expression apart, to display its value)."""
@@ -177,6 +183,14 @@ def _check(args: Any) -> None:
         raise UsageError(f"--step must be 0 or more (got {args.step}); steps count from 0.")
     if args.out is not None and (not args.out.isidentifier() or args.out.startswith("__")):
         raise UsageError(f"-o needs a variable name, like -o rec (got {args.out!r}).")
+    if args.html is not None:
+        path = os.path.expanduser(args.html)
+        if not path.lower().endswith((".html", ".htm")):
+            raise UsageError(f"--html needs a file name ending in .html, like --html trace.html "
+                             f"(got {args.html!r}).")
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise UsageError(f"--html {args.html}: the folder {folder} does not exist.")
 
 
 def _library_dirs() -> tuple[str, ...]:
@@ -361,6 +375,26 @@ def _generator_refused(names: list[str]) -> str:
             "compile generator functions (it refuses them with 'Attempt to trace generator' "
             "and runs them as plain Python). Compile a function that calls the generator, or "
             "put the loop body in a function and compile that.")
+
+
+def _write_page(recording: Any, args: Any) -> None:
+    """--html: the recording as a standalone page, opened where the viewer was; say where."""
+    from .page import write_html
+
+    path = os.path.abspath(os.path.expanduser(args.html))
+    k = 0
+    if args.compile is not None:
+        try:
+            k = recording.compiles.index(recording.compile(args.compile))
+        except KeyError:
+            pass   # _show has said so, and opened the first compile
+    try:
+        write_html(recording, path, compile=k, step=args.step or 0)
+    except OSError as e:
+        print(f"{PREFIX} could not write the page {path}: {e.strerror or e}.", file=sys.stderr)
+        return
+    print(f"{PREFIX} wrote {path}: open it in any browser (it needs no kernel and loads "
+          "nothing from the network).")
 
 
 def _show(recording: Any, args: Any, error: BaseException | None) -> None:

@@ -1,0 +1,339 @@
+"""The course as a static site: every lesson a page, its viewers working, no kernel, no network.
+
+    python -m widgets.site [--out site] [--execute] [--binder OWNER/REPO]    # ./lab site
+
+Each notebook in notebooks/ becomes one page through nbconvert's JupyterLab template
+(widgets/templates/dynamo_lab_site extends it): prose, code and stored outputs as
+JupyterLab shows them. START.ipynb becomes index.html. What nbconvert would load from
+CDNs (require.js, the widget manager, MathJax, Mermaid) is left out; instead each
+viewer a lesson stored is replaced by a standalone viewer (widgets/page.py) made from
+the widget state the notebook saved, which carries the recording. Links between
+lessons point at their pages, a bar at the top and bottom leads from lesson to
+lesson, and every exercise (a cell that calls `.check(`) says where to run it.
+
+A notebook stores its viewers' state when it is executed by `jupyter nbconvert --to
+notebook --execute` (or nbclient), or saved from JupyterLab with widget state saving
+on. `--execute` runs every lesson first (in a copy; the notebooks are not changed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import html
+import json
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from . import page
+
+HERE = Path(__file__).resolve().parent
+TEMPLATES = HERE / "templates"
+TEMPLATE = "dynamo_lab_site"
+ROOT = HERE.parent
+START = "START"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+# anywidget names a model by its Python class: `_anywidget_id` in the stored state.
+VIEWER_ID = "widgets.viewer.TraceViewer"
+# Stored values the page does not need: the module and CSS (inlined once per page from
+# the package) and ipywidgets' own bookkeeping.
+_NOT_VALUES = {"layout", "tabbable", "tooltip"}
+_CHECK = re.compile(r"^\s*[A-Za-z_][\w.]*\.check\(", re.MULTILINE)
+
+SITE_CSS = """
+.dl-site-nav { display: flex; flex-wrap: wrap; gap: 6px 16px; align-items: baseline;
+               padding: 8px 16px; border-bottom: 1px solid #ddd; background: #f7f7f7;
+               font-family: system-ui, sans-serif; font-size: 13px; }
+.dl-site-nav-end { border-bottom: 0; border-top: 1px solid #ddd; margin-top: 24px; }
+.dl-site-nav .dl-site-home { font-weight: 600; }
+.dl-site-nav .dl-site-next { margin-left: auto; }
+.dl-exercise { margin: 4px 0 12px 64px; padding: 6px 10px; border-left: 4px solid #e0a800;
+               background: #fff8e1; font-family: system-ui, sans-serif; font-size: 13px; }
+.dl-exercise code { font-size: 12px; }
+.dl-missing-viewer { padding: 6px 10px; border: 1px dashed #999; color: #555;
+                     font-family: system-ui, sans-serif; font-size: 13px; }
+.jp-OutputArea-output .dl-page-viewer { overflow-x: auto; }
+"""
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """One notebook and the page it becomes."""
+
+    path: Path
+    page: str       # file name of the page: index.html for START
+    title: str
+
+
+@dataclass
+class Report:
+    """What a build wrote, and what it could not do (one line each)."""
+
+    out: Path
+    pages: list[Path] = field(default_factory=list)
+    viewers: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+class SiteError(Exception):
+    """A one-line reason the site could not be built."""
+
+
+# -- the lessons --------------------------------------------------------------------------
+
+def _title(nb: Any, fallback: str) -> str:
+    """The text of the first Markdown heading, markup left out."""
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        m = re.search(r"^#{1,3}\s+(.+?)\s*#*\s*$", cell.source, re.MULTILINE)
+        if m:
+            text = re.sub(r"[`*_]|\[([^\]]*)\]\([^)]*\)", lambda x: x.group(1) or "", m.group(1))
+            return text.strip() or fallback
+    return fallback
+
+
+def lessons(folder: Path) -> list[tuple[Lesson, Any]]:
+    """The notebooks of `folder`, START first, then by name, each with its notebook."""
+    import nbformat
+
+    paths = sorted(p for p in folder.glob("*.ipynb") if not p.name.startswith("."))
+    paths.sort(key=lambda p: (p.stem != START, p.name))
+    out = []
+    for path in paths:
+        try:
+            nb = nbformat.read(path, as_version=4)
+        except Exception as e:  # a damaged notebook: say which, do not build half a site
+            raise SiteError(f"cannot read {path}: {type(e).__name__}: {e}") from None
+        name = "index.html" if path.stem == START else f"{path.stem}.html"
+        out.append((Lesson(path, name, _title(nb, path.stem)), nb))
+    return out
+
+
+def execute(nb: Any, folder: Path, timeout: int = 600) -> Any:
+    """Run a notebook top to bottom in a fresh kernel (in memory); it keeps its widget state."""
+    from nbclient import NotebookClient
+
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True,
+                   resources={"metadata": {"path": str(folder)}}).execute()
+    return nb
+
+
+# -- the stored viewers ---------------------------------------------------------------------
+
+def _put(values: dict[str, Any], path: list, data: bytes) -> None:
+    target: Any = values
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = data
+
+
+def stored_viewers(nb: Any) -> dict[str, tuple[dict[str, Any], str | None]]:
+    """model id -> (the values a TraceViewer synced, its stored module source), from the
+    widget state the notebook saved."""
+    store = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    found = {}
+    for model_id, model in store.items():
+        state = model.get("state", {})
+        if model.get("model_name") != "AnyModel" or state.get("_anywidget_id") != VIEWER_ID:
+            continue
+        values = {k: v for k, v in state.items()
+                  if not k.startswith("_") and k not in _NOT_VALUES}
+        values = json.loads(json.dumps(values))  # a plain copy, free of nbformat's NotebookNode
+        for buffer in model.get("buffers", []):
+            raw = buffer.get("data", "")
+            data = bytes.fromhex(raw) if buffer.get("encoding") == "hex" else base64.b64decode(raw)
+            _put(values, list(buffer["path"]), data)
+        found[model_id] = (values, state.get("_esm"))
+    return found
+
+
+def _missing_viewer(text: str) -> str:
+    shown = f" ({html.escape(text)})" if text else ""
+    return ('<div class="dl-missing-viewer">A viewer was shown here' + shown + ", but the "
+            "notebook did not store its recording. Run the lesson in JupyterLab to see it, "
+            "or build the site with <code>./lab site --execute</code>.</div>")
+
+
+# -- one page -------------------------------------------------------------------------------
+
+def _binder_repo() -> str | None:
+    """OWNER/REPO of the GitHub remote this checkout came from, if any."""
+    try:
+        url = subprocess.run(["git", "-C", str(ROOT), "remote", "get-url", "origin"],
+                             capture_output=True, text=True, timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"github\.com[:/]([\w.-]+/[\w.-]+?)(?:\.git)?/?$", url)
+    return m.group(1) if m else None
+
+
+def _exercise_html(lesson: Lesson, binder: str | None) -> str:
+    where = f"notebooks/{lesson.path.name}"
+    text = ("<b>Exercise</b>: answering needs a kernel. Run it in JupyterLab: "
+            f"<code>./lab</code> in the project folder, then open <code>{html.escape(where)}"
+            "</code>")
+    if binder:
+        url = (f"https://mybinder.org/v2/gh/{binder}/HEAD?urlpath=lab/tree/"
+               f"{where}")
+        text += f', or <a href="{html.escape(url)}">on Binder</a>'
+    else:
+        text += ", or on Binder (the README's Binder section has the link)"
+    return f'<div class="dl-exercise">{text}.</div>'
+
+
+def _nav(all_lessons: list[Lesson], k: int) -> str:
+    def link(lesson: Lesson, cls: str, text: str) -> str:
+        return f'<a class="{cls}" href="{html.escape(lesson.page)}">{html.escape(text)}</a>'
+
+    parts = [link(all_lessons[0], "dl-site-home", "Dynamo Lab")]
+    if k > 0:
+        prev = all_lessons[k - 1]
+        parts.append(link(prev, "dl-site-prev", f"← {prev.title}"))
+    if k + 1 < len(all_lessons):
+        nxt = all_lessons[k + 1]
+        parts.append(link(nxt, "dl-site-next", f"{nxt.title} →"))
+    return " ".join(parts)
+
+
+def _relink(text: str, pages: dict[str, str]) -> str:
+    """Links to a lesson's notebook (`02_x.ipynb#part`) lead to its page."""
+    def swap(m: re.Match[str]) -> str:
+        name = m.group(2)
+        if name not in pages:
+            return m.group(0)
+        return f'{m.group(1)}{pages[name]}{m.group(3) or ""}"'
+
+    return re.sub(r'(href=")([^"#?/:]+\.ipynb)(#[^"]*)?"', swap, text)
+
+
+def render(lesson: Lesson, nb: Any, all_lessons: list[Lesson], binder: str | None,
+           report: Report) -> str:
+    """One lesson as a page (HTML text)."""
+    from nbconvert import HTMLExporter
+
+    k = [item.path for item in all_lessons].index(lesson.path)
+    viewers = stored_viewers(nb)
+    module = page.module_source()
+    stale = any(esm is not None and esm != module for _, esm in viewers.values())
+    if stale:
+        report.notes.append(f"{lesson.path.name}: stored by another version of the viewer; "
+                            "its viewers run the current one (re-run it or ./lab site --execute)")
+    for cell in nb.cells:
+        if cell.cell_type == "code" and _CHECK.search(cell.source):
+            cell.metadata["dynamo_lab_exercise"] = True
+    nb.metadata["title"] = lesson.title
+    shown = {"n": 0}
+
+    def dl_viewer(view: Any, text: Any = "") -> str:
+        text = "".join(text) if isinstance(text, list) else str(text or "")
+        model_id = view.get("model_id") if isinstance(view, dict) else None
+        if model_id not in viewers:
+            report.notes.append(f"{lesson.path.name}: a viewer's recording was not stored "
+                                "(the notebook holds no widget state for it)")
+            return _missing_viewer(text)
+        shown["n"] += 1
+        return page.viewer_html(viewers[model_id][0], f"v{shown['n']}")
+
+    nonce = page.new_nonce()
+    exporter = HTMLExporter(template_name=TEMPLATE, extra_template_basedirs=[str(TEMPLATES)])
+    exporter.register_filter("dl_viewer", dl_viewer)
+    resources = {"dl": {
+        "csp": page.csp(nonce),
+        "style": page.style_html() + f"<style>{SITE_CSS}</style>",
+        "nav": _nav(all_lessons, k),
+        "exercise": _exercise_html(lesson, binder),
+        "module": "",   # set below once we know whether the page has a viewer
+    }, "metadata": {"name": lesson.title, "path": str(lesson.path.parent)}}
+    # The module goes after the viewers: rendered last, it can see whether any was shown.
+    resources["dl"]["module"] = _Deferred(lambda: page.module_html(nonce) if shown["n"] else "")
+    body, _ = exporter.from_notebook_node(nb, resources=resources)
+    report.viewers += shown["n"]
+    pages = {item.path.name: item.page for item in all_lessons}
+    return _relink(body, pages)
+
+
+class _Deferred:
+    """A template value computed when the template prints it (after the cells above it)."""
+
+    def __init__(self, make: Callable[[], str]) -> None:
+        self.make = make
+
+    def __str__(self) -> str:
+        return self.make()
+
+    def __html__(self) -> str:
+        return self.make()
+
+
+# -- the whole site ------------------------------------------------------------------------
+
+def build(notebooks: Path, out: Path, *, binder: str | None = None, execute_first: bool = False,
+          say: Callable[[str], None] = lambda s: None) -> Report:
+    """Write every lesson in `notebooks` as a page in `out`; what was written and noted."""
+    notebooks, out = Path(notebooks), Path(out)
+    if not notebooks.is_dir():
+        raise SiteError(f"{notebooks}: no such folder of notebooks")
+    found = lessons(notebooks)
+    if not found:
+        raise SiteError(f"{notebooks} holds no notebooks (*.ipynb)")
+    if binder is None:
+        binder = _binder_repo()
+    out.mkdir(parents=True, exist_ok=True)
+    report = Report(out)
+    all_lessons = [lesson for lesson, _ in found]
+    for lesson, nb in found:
+        if execute_first:
+            say(f"running {lesson.path.name}")
+            nb = execute(nb, notebooks)
+        text = render(lesson, nb, all_lessons, binder, report)
+        target = out / lesson.page
+        target.write_text(text, encoding="utf-8")
+        report.pages.append(target)
+        say(f"wrote {target}")
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`./lab site`: build the course site."""
+    parser = argparse.ArgumentParser(
+        prog="./lab site",
+        description="Build the lessons as static pages (START as index.html), each stored "
+                    "viewer a working standalone one; open the result from file://.")
+    parser.add_argument("--notebooks", default=str(ROOT / "notebooks"), metavar="DIR",
+                        help="the lessons (default: notebooks/)")
+    parser.add_argument("-o", "--out", default=str(ROOT / "site"), metavar="DIR",
+                        help="where to write the pages (default: site/)")
+    parser.add_argument("--execute", action="store_true",
+                        help="run every lesson first (in memory; notebooks/ is not changed) so "
+                             "that every viewer is stored; a minute or so per lesson")
+    parser.add_argument("--binder", metavar="OWNER/REPO",
+                        help="the GitHub repository for the exercises' Binder links "
+                             "(default: this checkout's origin, if on GitHub)")
+    opts = parser.parse_args(argv)
+    if opts.binder is not None and not re.fullmatch(r"[\w.-]+/[\w.-]+", opts.binder):
+        parser.error(f"--binder needs OWNER/REPO, like pytorch/dynamo-lab (got {opts.binder!r})")
+
+    def say(text: str) -> None:
+        print(f"site: {text}", file=sys.stderr, flush=True)
+
+    try:
+        report = build(Path(opts.notebooks), Path(opts.out), binder=opts.binder,
+                       execute_first=opts.execute, say=say)
+    except SiteError as e:
+        say(f"error: {e}")
+        return 1
+    for note in dict.fromkeys(report.notes):
+        say(f"note: {note}")
+    say(f"{len(report.pages)} page(s), {report.viewers} viewer(s) in {report.out}; "
+        f"open {report.out / 'index.html'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
