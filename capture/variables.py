@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import collections
 import functools
-from dataclasses import replace
 from typing import Any
 
+from .internals import base_python_type, example_value, lazy_tracker_class, tracker_fields
 from .recording import Var
-
-MAX_DETAIL = 60
+from .text import MAX_NAME, shorten
 
 _DTYPE_SHORT = {
     "torch.float32": "f32", "torch.float64": "f64", "torch.float16": "f16",
@@ -29,7 +28,9 @@ _DTYPE_SHORT = {
 }
 
 # Trackers whose python_type() does work beyond reading a type (it may guard).
-_NO_PYTHON_TYPE = ("SliceVariable",)
+# CallMethodVariable (torch 2.14, from LOAD_METHOD on a dict-valued tracker) calls
+# as_python_constant() on the dict, which realizes every lazy value in it.
+_NO_PYTHON_TYPE = ("SliceVariable", "CallMethodVariable")
 # Trackers with nothing of their own to show: without a source, all read alike.
 _SAME_READING = ("NullVariable",)
 # Containers a tracker keeps its items in; a reading shows their length.
@@ -37,12 +38,6 @@ _PLAIN_CONTAINERS = (list, tuple, dict, set, collections.deque)
 # Trackers (and their subclasses) whose items never change after they are made:
 # Dynamo builds a new tracker instead (iterators only move an index).
 _FIXED_ITEMS = ("TupleVariable", "RangeVariable", "ListIteratorVariable", "FrozensetVariable")
-
-
-def shorten(text: str, limit: int = MAX_DETAIL) -> str:
-    """Bound a reading; the cut is marked, never silent."""
-    text = text.replace("\n", " ")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def dtype_short(dtype: Any) -> str:
@@ -88,13 +83,15 @@ class VarReader:
         self._by_value: dict[tuple, int] = {}
         self._same: dict[type, int] = {}  # see _SAME_READING
         self._sources: dict[Any, str] = {}
-        self._lazy_cls: type | None = None
+        # node name -> ids of stable trackers whose reading names that FX node
+        self._by_node: dict[str, list[int]] = {}
 
     def begin(self, table: list[Var]) -> None:
         """Read into `table` from now on (a new compile attempt)."""
         self.clear()
         self.table = table
-        self.renamed()
+        for i, v in enumerate(table):
+            self._by_value.setdefault(_fields(v), i)
 
     def clear(self) -> None:
         """Drop every tracker and cached reading (the attempt is over)."""
@@ -105,12 +102,13 @@ class VarReader:
         self._by_value.clear()
         self._same.clear()
         self._sources.clear()
+        self._by_node.clear()
 
-    def renamed(self) -> None:
-        """The table was changed in place (nodes renamed): index its readings again."""
-        self._by_value = {}
-        for i, v in enumerate(self.table):
-            self._by_value.setdefault(_fields(v), i)
+    def node_renamed(self, old: str) -> None:
+        """An FX node was renamed: trackers whose reading names it are read again when
+        next seen (into new entries: the readings of earlier steps stay as they were)."""
+        for key in self._by_node.pop(old, ()):
+            self.stable.pop(key, None)
 
     def indices(self, trackers: tuple[Any, ...] | list[Any]) -> tuple[int, ...]:
         """The table indices of the trackers' readings now: those already read are
@@ -126,13 +124,6 @@ class VarReader:
         stable = self.stable
         return tuple(pos for pos, v in enumerate(trackers) if id(v) not in stable)
 
-    def _lazy_class(self) -> type:
-        if self._lazy_cls is None:
-            from torch._dynamo.variables.lazy import LazyVariableTracker
-
-            self._lazy_cls = LazyVariableTracker
-        return self._lazy_cls
-
     def source_name(self, source: Any) -> str | None:
         if source is None:
             return None
@@ -145,7 +136,7 @@ class VarReader:
                 name = source.name() if callable(source.name) else str(source.name)
             except Exception:
                 name = type(source).__name__
-            name = shorten(name, 120)
+            name = shorten(name, MAX_NAME)
             try:
                 self._sources[source] = name
             except TypeError:
@@ -170,13 +161,13 @@ class VarReader:
     def _read(self, v: Any) -> int:
         cls = type(v)
         if cls in self._same:  # a class whose every sourceless instance reads the same
-            if v.__dict__.get("source") is None:
+            if tracker_fields(v).get("source") is None:
                 i = self._same[cls]
                 self.stable[id(v)] = i
                 self._keep.append(v)
                 return i
         real = v
-        if issubclass(cls, self._lazy_class()):
+        if issubclass(cls, lazy_tracker_class()):
             source = self.source_name(v.source)
             if not v.is_realized():
                 t = _type_name(v.peek_type())
@@ -192,7 +183,7 @@ class VarReader:
         if i is None:
             i = self._by_value[fields] = len(self.table)
             self.table.append(Var(*fields))
-        if real is None or (type(real.__dict__.get("items")) in _PLAIN_CONTAINERS
+        if real is None or (type(tracker_fields(real).get("items")) in _PLAIN_CONTAINERS
                             and not _fixed_items(type(real))):
             self._volatile[id(v)] = (v, real, _length(real) if real is not None else -1, i)
         else:
@@ -200,6 +191,9 @@ class VarReader:
             self._keep.append(v)
             if cls.__name__ in _SAME_READING and fields[2] is None:
                 self._same[cls] = i
+            node = fields[6]
+            if node is not None:
+                self._by_node.setdefault(node, []).append(id(v))
         return i
 
     def _fields_of(self, v: Any, source: str | None) -> tuple:
@@ -219,27 +213,8 @@ def _fixed_items(cls: type) -> bool:
 
 
 def _length(real: Any) -> int:
-    items = real.__dict__.get("items")
+    items = tracker_fields(real).get("items")
     return len(items) if type(items) in _PLAIN_CONTAINERS else -1
-
-
-def rename_nodes(table: list[Var], renamed: dict[str, str]) -> bool:
-    """Give readings of renamed FX nodes their new names, in place; whether any changed."""
-    changed = False
-    for i, v in enumerate(table):
-        new = renamed.get(v.node) if v.node is not None else None
-        if new is not None:
-            table[i] = replace(v, node=new, detail=v.detail.replace(f"node={v.node}", f"node={new}"))
-            changed = True
-    return changed
-
-
-@functools.cache
-def _base_python_type() -> Any:
-    """`VariableTracker.python_type`, looked up once (torch is imported lazily)."""
-    from torch._dynamo.variables.base import VariableTracker
-
-    return VariableTracker.python_type
 
 
 _asks_python_type: dict[type, bool] = {}  # tracker class -> whether to call python_type()
@@ -255,11 +230,11 @@ def _python_type(v: Any, cls: type, kind: str) -> str | None:
     asks = _asks_python_type.get(cls)
     if asks is None:
         asks = _asks_python_type[cls] = not (kind in _NO_PYTHON_TYPE
-                                             or cls.python_type is _base_python_type())
+                                             or cls.python_type is base_python_type())
     if not asks:
         return None
     if kind == "GetAttrVariable":
-        t = v.__dict__.get("py_type")
+        t = tracker_fields(v).get("py_type")
         return _type_name(t) if t is not None else None
     try:
         return _type_name(v.python_type())
@@ -269,13 +244,13 @@ def _python_type(v: Any, cls: type, kind: str) -> str | None:
 
 def _detail(v: Any, kind: str) -> tuple[str, str | None]:
     """A short reading of a realized tracker and the FX node it stands for."""
-    d = v.__dict__
+    d = tracker_fields(v)
     proxy = d.get("proxy")
     if proxy is not None and hasattr(proxy, "node"):
         node = proxy.node
         if "Tensor" in kind or kind in ("NumpyNdarrayVariable", "UnspecializedPythonVariable",
                                         "FakeItemVariable"):
-            shape, dtype = tensor_meta(node.meta.get("example_value"))
+            shape, dtype = tensor_meta(example_value(node))
             meta = f"{dtype}{shape}" if dtype else ""
             return f"{meta} node={node.name}".strip(), node.name
         if kind == "SymNodeVariable":
