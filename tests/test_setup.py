@@ -1,10 +1,16 @@
-"""The README's two commands exist and say what they do; the metadata pins torch."""
+"""The README's two commands exist and say what they do; set-up installs torch 2.13.0 and the
+package admits 2.13 and 2.14; CI runs the tests on both."""
 
 import os
 import re
 import subprocess
+import shutil
 import tomllib
 from pathlib import Path
+
+from packaging.requirements import Requirement
+
+import widgets
 
 ROOT = Path(__file__).resolve().parents[1]
 LAB = ROOT / "lab"
@@ -46,12 +52,37 @@ def test_lab_never_downloads_a_browser():
     assert "playwright install" not in LAB.read_text()
 
 
-def test_pyproject_names_the_project_and_pins_torch_exactly():
+def _lab_setting(name: str) -> str:
+    found = re.search(rf'^{name}="([^"]+)"$', LAB.read_text(), re.MULTILINE)
+    assert found, f"./lab sets no {name}"
+    return found[1]
+
+
+def _torch_requirement() -> Requirement:
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    torch_reqs = [Requirement(dep) for dep in meta["dependencies"] if Requirement(dep).name == "torch"]
+    assert len(torch_reqs) == 1, meta["dependencies"]
+    return torch_reqs[0]
+
+
+def test_pyproject_names_the_project_and_python():
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert meta["name"] == "dynamo-lab"
-    torch_pins = [dep for dep in meta["dependencies"] if re.match(r"torch\b(?!-)", dep)]
-    assert [pin.replace(" ", "") for pin in torch_pins] == ["torch==2.13.0"]
     assert meta["requires-python"].replace(" ", "") == ">=3.11,<3.12"
+
+
+def test_learners_get_torch_2_13_0_and_the_package_admits_2_14():
+    # The lessons are validated on exactly what ./lab installs; CI also tests 2.14.1.
+    pinned, other = _lab_setting("TORCH_VERSION"), _lab_setting("OTHER_TORCH_VERSION")
+    assert (pinned, other) == ("2.13.0", "2.14.1")
+    spec = _torch_requirement().specifier
+    admitted = ["2.13.0", "2.13.0+cpu", "2.13.1", "2.14.0", "2.14.1", "2.14.1+cu130"]
+    refused = ["2.12.1", "2.15.0", "3.0.0"]
+    assert [v for v in admitted if spec.contains(v)] == admitted
+    assert [v for v in refused if spec.contains(v)] == []
+    # %load_ext widgets agrees with the metadata on where the range ends.
+    assert str(spec) == str(Requirement(f"torch{widgets.SUPPORTED_TORCH}").specifier)
+    assert [v for v in admitted + refused if widgets.torch_version_problem(v) is None] == admitted
 
 
 def test_readme_opens_with_the_two_commands():
@@ -59,8 +90,19 @@ def test_readme_opens_with_the_two_commands():
     assert block == ["./lab", "./lab test"]
 
 
-def test_ci_runs_the_readme_test_command():
+def test_ci_runs_the_readme_test_command_then_the_other_torch_and_fails_if_either_fails(tmp_path):
     ci = ROOT / ".ci" / "run"
     assert os.access(ci, os.X_OK), ".ci/run must be executable"
-    commands = [line.strip() for line in ci.read_text().splitlines() if not line.lstrip().startswith("#")]
-    assert any(re.fullmatch(r"(exec )?\./lab test", line) for line in commands), commands
+    # .ci/run beside a ./lab that logs its arguments and fails as told.
+    (tmp_path / ".ci").mkdir()
+    shutil.copy(ci, tmp_path / ".ci" / "run")
+    fake_lab = tmp_path / "lab"
+    fake_lab.write_text('#!/usr/bin/env bash\necho "$*" >>calls\n'
+                        '[[ " $FAIL " != *" $1 "* ]]\n')
+    fake_lab.chmod(0o755)
+    for fail, fails in [("", False), ("test", True), ("test-torch2.14", True), ("test test-torch2.14", True)]:
+        (tmp_path / "calls").unlink(missing_ok=True)
+        run = subprocess.run([str(tmp_path / ".ci" / "run")], env={**os.environ, "FAIL": fail},
+                             capture_output=True, text=True, timeout=30)
+        assert (run.returncode != 0) == fails, (fail, run)
+        assert (tmp_path / "calls").read_text().splitlines() == ["test", "test-torch2.14"], fail
