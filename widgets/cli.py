@@ -47,6 +47,11 @@ class CommandError(Exception):
         self.status = status
 
 
+def step_total(recording: Any) -> int:
+    """Steps stored over all of a recording's compiles."""
+    return sum(len(c.steps) for c in recording.compiles)
+
+
 def say(message: str, stream: TextIO | None = None) -> None:
     stream = stream or sys.stderr
     print(f"{PROG}: {message}", file=stream, flush=True)
@@ -258,8 +263,8 @@ def _record(opts: argparse.Namespace) -> int:
             raise CommandError(f"cannot write {out}: the folder {out.parent} does not exist", 2)
     script = script.resolve()
     recording, error = run_script(script, list(opts.args), opts.max_steps, opts.quiet)
-    written = _write(recording, outs, quiet=opts.quiet)
-    summary = f"{len(recording.compiles)} compile(s), {recording.steps:,} step(s)"
+    written = _write(recording, outs, quiet=opts.quiet, title=f"{script.name} · Dynamo Lab")
+    summary = f"{len(recording.compiles)} compile(s), {step_total(recording):,} step(s)"
     if error is None:
         if not opts.quiet:
             say(f"wrote {written}: {summary}")
@@ -292,8 +297,8 @@ def _out_path(text: str) -> Path:
     return path
 
 
-def _write(recording: Any, outs: list[Path], *, quiet: bool, compile: str | None = None,
-           step: int = 0) -> str:
+def _write(recording: Any, outs: list[Path], *, quiet: bool, title: str,
+           compile: str | None = None, step: int = 0) -> str:
     """Write the recording to each path, by its suffix; the paths, joined for a message."""
     for out in outs:
         if FORMATS[out.suffix.lower()] == "json":
@@ -301,9 +306,9 @@ def _write(recording: Any, outs: list[Path], *, quiet: bool, compile: str | None
         else:
             from . import page
 
-            if not quiet and recording.steps > 5_000:
+            if not quiet and step_total(recording) > 5_000:
                 say(f"writing {out}: laying out {len(recording.compiles)} graph(s)…")
-            page.write_html(recording, out, compile=compile, step=step)
+            page.write_html(recording, out, compile=compile, step=step, title=title)
     return " and ".join(str(o) for o in outs)
 
 
@@ -357,9 +362,10 @@ def _html(opts: argparse.Namespace) -> int:
             recording.compile(opts.compile)
         except KeyError as e:
             raise CommandError(str(e.args[0]), 2) from None
-    _write(recording, [out], quiet=opts.quiet, compile=opts.compile, step=opts.step)
+    _write(recording, [out], quiet=opts.quiet, title=f"{source.name} · Dynamo Lab",
+           compile=opts.compile, step=opts.step)
     if not opts.quiet:
-        say(f"wrote {out}: {len(recording.compiles)} compile(s), {recording.steps:,} step(s)")
+        say(f"wrote {out}: {len(recording.compiles)} compile(s), {step_total(recording):,} step(s)")
     return 0
 
 

@@ -249,7 +249,8 @@ def html_of(state: dict[str, Any], title: str = "Dynamo Lab recording",
 
 
 def page_note(recording: Recording) -> str:
-    return (f"{len(recording.compiles)} compile(s), {recording.steps:,} step(s); "
+    steps = sum(len(c.steps) for c in recording.compiles)
+    return (f"{len(recording.compiles)} compile(s), {steps:,} step(s); "
             f"recorded on torch {recording.torch_version or '?'}, "
             f"Python {recording.python_version or '?'}. "
             "A standalone page: it needs no kernel and loads nothing.")
