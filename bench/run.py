@@ -102,7 +102,7 @@ def time_compile(model_name: str, variant: str) -> dict:
         if variant == "recorded":
             with capture.record() as recording:
                 compiled(*args)
-            steps = recording.steps
+            steps = recording.step_count
         else:
             compiled(*args)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -155,17 +155,17 @@ def measure_memory(model_names: list[str], positions: int) -> dict:
         gc.collect()
         retained = with_it - tracemalloc.get_traced_memory()[0]
         tracemalloc.stop()
-        steps = kept.steps
+        steps = kept.step_count
         rows.append({
             "model": name, "steps": steps, "nodes": sum(len(c.nodes) for c in kept.compiles),
             "guards": sum(len(c.guard_details) for c in kept.compiles),
             "peak_plain": peaks["plain"], "peak_recorded": peaks["recorded"],
             "retained": retained, "json": len(text.encode())})
-        if largest is None or steps > largest[1].steps:
+        if largest is None or steps > largest[1].step_count:
             largest = (name, kept)
         torch._dynamo.reset()
     name, recording = largest
-    viewer = {"model": name, "steps": recording.steps, **viewer_latency(recording, positions)}
+    viewer = {"model": name, "steps": recording.step_count, **viewer_latency(recording, positions)}
     return {"task": "memory", "rows": rows, "viewer": viewer}
 
 

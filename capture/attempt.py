@@ -162,25 +162,30 @@ class Attempt:
         self.last_locals.clear()
         return [(old, new)]
 
+    def _code_index(self, code: Any) -> int:
+        index = self.code_index.get(code)
+        if index is None:
+            index = self.code_index[code] = len(self.compile.codes)
+            self.compile.codes.append(code_info(code))
+            self.inst_info.append({})
+        return index
+
     def _tx_info(self, tx: Any) -> tuple:
         """Where a translator is: its code, inlining depth and callers. The translator is
         held weakly: an inlined call's translator, and all it holds, is freed as usual
         when the call returns."""
         code = internals.code_of(tx)
-        index = self.code_index.get(code)
-        info = code_info(code)
-        if index is None:
-            index = self.code_index[code] = len(self.compile.codes)
-            self.compile.codes.append(info)
-            self.inst_info.append({})
+        index = self._code_index(code)
+        info = self.compile.codes[index]
         if not info.has_walked:
             info.set_walked(*walked_rows(internals.walked_instructions(tx)))
         chain = []
         up = internals.parent(tx)
         while up is not None:
-            chain.append((internals.code_of(up).co_name, internals.current_line(up)))
+            chain.append((self.compile.codes[self._code_index(internals.code_of(up))].name,
+                          internals.current_line(up)))
             up = internals.parent(up)
-        result = (weakref.ref(tx), index, len(chain), tuple(reversed(chain)), code.co_name,
+        result = (weakref.ref(tx), index, len(chain), tuple(reversed(chain)), info.name,
                   self.inst_info[index])
         self.tx_info[id(tx)] = result
         return result

@@ -20,7 +20,7 @@ from typing import Any
 
 from . import internals
 from .recording import CodeInfo, Instr, disassembly_text
-from .text import MAX_ARGREPR, shorten
+from .text import MAX_ARGREPR, MAX_NAME, shorten, shown_line
 
 # Code objects are immutable, so their reading is made once per process.
 _infos: dict[CodeType, CodeInfo] = {}
@@ -64,12 +64,15 @@ def instructions(code: CodeType) -> tuple[Instr, ...]:
         if ins.starts_line is not None:
             line = ins.starts_line
         out.append(Instr(offset=ins.offset, opname=ins.opname,
-                         argrepr=_dis_argrepr(ins), lineno=line,
+                         argrepr=_dis_argrepr(ins, code), lineno=line,
                          is_jump_target=ins.is_jump_target))
     return tuple(out)
 
 
-def _dis_argrepr(ins: dis.Instruction) -> str:
+def _dis_argrepr(ins: dis.Instruction, code: CodeType) -> str:
+    if ins.opname == "KW_NAMES" and ins.arg is not None:
+        # 3.11's dis writes only the constant's index; the names say more (3.12 writes them)
+        return argrepr(ins.opname, ins.arg, code.co_consts[ins.arg])
     text = ins.argrepr or ("" if ins.arg is None else str(ins.arg))
     return shorten(text, MAX_ARGREPR)
 
@@ -145,8 +148,7 @@ def source_lines(code: CodeType) -> tuple[str, ...]:
     if not lines:
         return ()
     last = max(filter(None, map(itemgetter(2), code.co_lines())), default=code.co_firstlineno)
-    # Kept whole: the learner's own source; views bound what they show.
-    return tuple(l.rstrip("\n") for l in lines[code.co_firstlineno - 1: last])
+    return tuple(shown_line(l.rstrip("\n")) for l in lines[code.co_firstlineno - 1: last])
 
 
 def code_info(code: CodeType) -> CodeInfo:
@@ -155,13 +157,14 @@ def code_info(code: CodeType) -> CodeInfo:
         if len(_infos) > 2000:  # bounded: a long session compiles many frames
             _infos.clear()
         info = _infos[code] = CodeInfo(
-            name=code.co_name, filename=code.co_filename, firstlineno=code.co_firstlineno,
+            name=shorten(code.co_name, MAX_NAME), filename=shorten(code.co_filename, MAX_NAME),
+            firstlineno=code.co_firstlineno,
             source_lines=source_lines(code), code=code)  # disassembled when first shown
     return info
 
 
 def disassemble_code(code: CodeType) -> str:
     """The disassembly text with a header, like TORCH_LOGS=bytecode prints it."""
-    name = code.co_filename.rsplit("/", 1)[-1]
-    header = f"{code.co_name} {name} line {code.co_firstlineno}"
+    name = shorten(code.co_filename.rsplit("/", 1)[-1], MAX_NAME)
+    header = f"{shorten(code.co_name, MAX_NAME)} {name} line {code.co_firstlineno}"
     return header + "\n" + disassembly_text(instructions(code))

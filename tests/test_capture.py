@@ -76,22 +76,31 @@ def test_a_lazy_argument_is_shown_unrealized_with_its_type_and_source():
     assert (after.kind, after.lazy, after.realized, after.node) == ("TensorVariable", True, True, "l_x_")
 
 
-def test_tensor_vars_say_shape_dtype_and_node_by_its_final_name():
+def test_tensor_vars_say_shape_dtype_and_the_node_name_dynamo_held_at_that_step():
     rec = capture.trace(f, torch.randn(4, 3, dtype=torch.float64))
     c = rec.compiles[0]
     call = c.steps[5]
     (out,) = call.stack
-    # Dynamo renames the sin node after the local it is stored in: `y = l_x_.sin()`
+    # A new node is named after its op; the lazy input is realized by the call, so its
+    # placeholder appears at the same step.
+    assert str(out) == "TensorVariable f64[4, 3] node=sin"
+    assert call.nodes_added == ["l_x_", "sin"] and call.graph_size == 2
+    # `STORE_FAST y` renames it after the local: from that step on readings say `y`,
+    # and the graph code does too (`y = torch.sin(l_x_)`).
+    store = c.steps[6]
+    assert (store.opname, store.argrepr) == ("STORE_FAST", "y")
+    assert store.nodes_renamed == [("sin", "y")]
+    assert str(store.locals["y"]) == "TensorVariable f64[4, 3] node=y"
     assert "y = torch.sin(l_x_)" in c.graph_code
-    assert str(out) == "TensorVariable f64[4, 3] node=y"
-    # the lazy input is realized by the call: its placeholder appears at the same step
-    assert call.nodes_added == ["l_x_", "y"]
+    assert str(c.steps[5].stack[0]) == "TensorVariable f64[4, 3] node=sin"  # not rewritten
     sin = next(n for n in c.nodes if n.name == "y")
-    assert sin.step == 5 and sin.target == "torch.sin" and sin.inputs == ("l_x_",)
+    assert (sin.created_name, sin.renamed_at, sin.step) == ("sin", 6, 5)
+    assert (sin.name_at(5), sin.name_at(6)) == ("sin", "y")
+    assert sin.target == "torch.sin" and sin.inputs == ("l_x_",)
     assert (sin.shape, sin.dtype) == ("[4, 3]", "f64")
-    assert call.graph_size == 2
     assert c.steps[-1].nodes_added == ["output"]
     assert [n.name for n in c.nodes] == ["l_x_", "y", "add", "output"]
+    assert sum(len(s.nodes_renamed) for s in c.steps) == 1
 
 
 def test_every_node_carries_the_step_that_created_it():
@@ -99,7 +108,7 @@ def test_every_node_carries_the_step_that_created_it():
     c = rec.compiles[0]
     by_step = {name: s.index for s in c.steps for name in s.nodes_added}
     for node in c.nodes:
-        assert node.step == by_step[node.name]
+        assert node.step == by_step[node.created_name or node.name]
     assert {n.name for n in c.nodes if n.in_graph} >= {"cos", "mul", "add"}
 
 
@@ -130,7 +139,7 @@ def test_a_graph_break_records_both_attempts_and_the_resume_function():
     line = line_of(breaks, "print")
     assert first.graph_break.lineno == line and first.graph_break.line == 'print("mid")'
     assert first.title() == f"[0/0] breaks — graph break at line {line}, restarted"
-    assert second.outcome == "graph break" and second.modified_bytecode
+    assert second.outcome == "graph_break" and second.modified_bytecode
     assert [r.code_name for r in second.resume_functions] == [f"torch_dynamo_resume_in_breaks_at_{line}"]
     assert resume.code_name == f"torch_dynamo_resume_in_breaks_at_{line}"
     assert resume.outcome == "compiled"

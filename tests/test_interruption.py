@@ -343,8 +343,8 @@ def retained_and_peak(record_kwargs, program):
 def test_memory_of_a_capped_recording_is_bounded_by_the_cap_not_the_trace():
     unbounded, kept_all, peak_all = retained_and_peak({}, counting_loop(1500))
     capped, kept_cap, peak_cap = retained_and_peak({"max_steps": 500}, counting_loop(1500))
-    assert unbounded.steps > 10_000 and capped.steps == 500 and capped.truncated
-    per_step = kept_all / unbounded.steps
+    assert unbounded.step_count > 10_000 and capped.step_count == 500 and capped.truncated
+    per_step = kept_all / unbounded.step_count
     assert kept_cap < 3 * 500 * per_step  # proportional to what was stored
     assert kept_cap < kept_all / 8 and peak_cap < peak_all / 4
 
@@ -371,8 +371,8 @@ base = tracemalloc.get_traced_memory()[0]
 with capture.record() as small:
     torch.compile(counting_loop(500), backend="eager")(torch.ones(2))
 torch._dynamo.reset(); gc.collect()
-per_step = (tracemalloc.get_traced_memory()[0] - base) / small.steps
-steps_per_iteration = small.steps / 500
+per_step = (tracemalloc.get_traced_memory()[0] - base) / small.step_count
+steps_per_iteration = small.step_count / 500
 tracemalloc.stop()
 del small; gc.collect()
 

@@ -113,7 +113,7 @@ def test_step_and_compile_open_the_viewer_there(run):
 def test_max_steps_caps_the_recording_and_says_so(run, ipython_shell):
     result, out, err, shown = run(TWO_FUNCTIONS.format(options=" --max-steps 12"))
     r = ipython_shell.user_ns["_trace"]
-    assert r.max_steps == 12 and r.truncated and r.steps == 12
+    assert r.max_steps == 12 and r.truncated and r.step_count == 12
     assert len(err.strip().splitlines()) == 1
     assert "step cap (--max-steps 12)" in err and "--max-steps 48" in err
     assert shown and "truncated" in repr(shown[0])

@@ -170,13 +170,14 @@ def test_the_generator_writes_programs_that_run(capsys):
 @settings(max_examples=10, phases=[Phase.explicit, Phase.generate], **SETTINGS)
 @given(source=programs)
 def test_every_tensor_on_the_stack_or_in_a_local_names_a_node_of_its_graph(source):
+    """...by the name the node had at that step (a store renames it: `sin` becomes `x`)."""
     f = load(source)
     with contextlib.redirect_stdout(io.StringIO()):
         _, recordings = recorded_artifacts(calls(f))
     for r in recordings:
         for c in r.compiles:
-            names = {n.name for n in c.nodes}
             for s in c.steps:
+                names = {n.name_at(s.index) for n in c.nodes if n.step is None or n.step <= s.index}
                 for v in [*s.stack, *s.locals.values()]:
                     assert v.node is None or v.node in names, (
                         f"[{c.compile_id}] step {s.index} {s.opname}: {v} not in {sorted(names)}"

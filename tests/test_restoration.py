@@ -95,21 +95,21 @@ def test_restored_after_keyboard_interrupt_mid_trace(untouched):
 
     torch._dynamo.reset()
     calls = {"n": 0}
-    original = capture.recorder.Recorder._step
+    original = capture.attempt.Attempt.step
 
-    def step(self, tx, inst, exc):
-        original(self, tx, inst, exc)
+    def step(self, tx, inst):
+        original(self, tx, inst)
         calls["n"] += 1
         if calls["n"] == 6:
             interrupt()
 
-    capture.recorder.Recorder._step = step
+    capture.attempt.Attempt.step = step
     try:
         with pytest.raises(KeyboardInterrupt):
             with capture.record() as rec:
                 torch.compile(slow, backend="eager")(torch.ones(2))
     finally:
-        capture.recorder.Recorder._step = original
+        capture.attempt.Attempt.step = original
     assert rec.ended_by == "KeyboardInterrupt"
     assert rec.compiles[0].outcome == "interrupted"
     assert 1 <= len(rec.compiles[0].steps) <= 6
