@@ -1,0 +1,305 @@
+"""The exported page in a real browser: opened from file:// with every other request refused.
+
+`widgets.page.write_html` writes a recording as one HTML file; Debian's Chromium,
+driven by Playwright, opens it with a route that lets only file:, blob: and data:
+URLs through and notes anything else. The page must step, follow provenance links
+and run predict mode with nothing but itself, and the hostile-text recordings of
+tests/hostile.py must stay text: no dialog opens, no element or handler from the
+program appears, and the page's Content-Security-Policy never has to refuse anything
+(a refusal would mean some text became markup).
+
+    .venv/bin/python -m pytest tests/test_page.py        # -m "not browser" skips the browser
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import hostile
+from widgets import page as page_export
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+VIEWPORT = {"width": 1280, "height": 900}
+READY = 20_000   # ms: the page decoded the recording and painted (a fraction of a second here)
+STEP = re.compile(r"step (\d+) / (\d+)")
+
+# Before any script of the page: count what the Content-Security-Policy refuses.
+WATCH_JS = """
+window.__dlRefused = [];
+document.addEventListener("securitypolicyviolation",
+    (e) => window.__dlRefused.push(e.violatedDirective + " " + e.blockedURI));
+"""
+
+
+# -- opening pages ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} not found: ./lab test installs it (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api",
+                                   reason="playwright is not installed (pip install -e .[dev])")
+    with sync_api.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+class Opened:
+    """A page opened from file://, with what it tried to fetch, said and refused."""
+
+    def __init__(self, browser, path: Path) -> None:
+        self.context = browser.new_context(viewport=VIEWPORT)
+        self.blocked: list[str] = []
+        self.dialogs: list[str] = []
+        self.errors: list[str] = []
+        self.context.route("**/*", self._route)
+        self.page = self.context.new_page()
+        self.page.add_init_script(WATCH_JS)
+        self.page.on("dialog", self._dialog)
+        self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
+        self.page.on("console", lambda m: self.errors.append(f"console: {m.text}")
+                     if m.type == "error" else None)
+        self.page.goto(path.resolve().as_uri())
+        self.page.wait_for_selector(".dl-viewer[data-ready='1']", timeout=READY)
+
+    def _route(self, route) -> None:
+        url = route.request.url
+        if url.startswith(("file:", "blob:", "data:")):
+            route.continue_()
+        else:
+            self.blocked.append(url)
+            route.abort()
+
+    def _dialog(self, dialog) -> None:
+        self.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    def close(self) -> None:
+        self.context.close()
+
+    # -- reading and acting, as a learner would --------------------------------------
+
+    def root(self, k: int = 0):
+        return self.page.locator(".dl-viewer").nth(k)
+
+    def step(self, k: int = 0) -> tuple[int, int]:
+        label = self.root(k).locator(".dl-position .dl-stepno, .dl-stepno").first.text_content()
+        m = STEP.search(label)
+        assert m, label
+        return int(m[1]), int(m[2])
+
+    def button(self, name: str, k: int = 0):
+        return self.root(k).locator("button").filter(has_text=re.compile(f"^{re.escape(name)}"))
+
+    def click(self, name: str, k: int = 0) -> None:
+        self.button(name, k).first.click()
+
+    def refused(self) -> list[str]:
+        return self.page.evaluate("window.__dlRefused")
+
+    def model_set(self, name: str, value, k: int = 0) -> None:
+        """Set a value on the page's model, as the kernel would set a trait."""
+        self.page.evaluate("([k, name, value]) => document.querySelectorAll('[data-dl-viewer]')[k]"
+                           ".dlModel.set(name, value)", [k, name, value])
+
+    def model_get(self, name: str, k: int = 0):
+        return self.page.evaluate("([k, name]) => document.querySelectorAll('[data-dl-viewer]')[k]"
+                                  ".dlModel.get(name)", [k, name])
+
+    def assert_quiet(self) -> None:
+        """Nothing fetched, nothing refused, no dialog, no error."""
+        assert self.blocked == [], f"the page asked the network for {self.blocked}"
+        assert self.refused() == [], f"the Content-Security-Policy refused {self.refused()}"
+        assert self.dialogs == [], f"dialogs opened: {self.dialogs}"
+        assert self.errors == [], "\n".join(self.errors)
+
+
+@pytest.fixture
+def opened(browser):
+    made: list[Opened] = []
+
+    def open_(path: Path) -> Opened:
+        o = Opened(browser, path)
+        made.append(o)
+        return o
+
+    yield open_
+    for o in made:
+        o.close()
+
+
+@pytest.fixture(scope="module")
+def exported(viewer_recording, tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("page") / "trace.html"
+    page_export.write_html(viewer_recording, path, title="conftest <viewer_recording>")
+    return path
+
+
+# -- the file itself -------------------------------------------------------------------------
+
+def test_the_page_is_one_file_with_the_widgets_own_module_inline(exported):
+    text = exported.read_text(encoding="utf-8")
+    module = page_export.module_source()
+    held = text.split('id="dl-viewer-module">', 1)[1].split("</script>", 1)[0]
+    assert held.replace("&lt;", "<").replace("&amp;", "&") == module   # the same source
+    assert "<title>conftest &lt;viewer_recording&gt;</title>" in text
+    # No address of anything outside the file: no src=, no href= to a server.
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)
+    assert "default-src 'none'" in text
+
+
+# -- in the browser ----------------------------------------------------------------------------
+
+def test_the_page_opens_from_file_and_steps_forward_and_back(opened, exported):
+    o = opened(exported)
+    i, n = o.step()
+    assert i == 0 and n > 0
+    stack = o.root().locator(".dl-stack")
+    seen = {0: stack.text_content()}
+    for j in range(1, min(n, 8) + 1):
+        o.click("forward")
+        assert o.step() == (j, n)
+        seen[j] = stack.text_content()
+    assert len(set(seen.values())) > 1, "the stack pane never changed"
+    for j in range(min(n, 8) - 1, -1, -1):
+        o.click("back")
+        assert o.step() == (j, n)
+        assert stack.text_content() == seen[j]
+    o.click("last")
+    assert o.step() == (n, n)
+    o.assert_quiet()
+
+
+def test_every_compile_of_the_recording_can_be_chosen(opened, exported, viewer_recording):
+    o = opened(exported)
+    select = o.root().locator("select").first
+    ids = [c.compile_id for c in viewer_recording.compiles]
+    options = select.locator("option").all_text_contents()
+    assert len(options) == len(ids)
+    for k, cid in enumerate(ids):
+        select.select_option(index=k)
+        assert f"[{cid}]" in o.root().text_content()
+        assert o.step() == (0, len(viewer_recording.compiles[k].steps) - 1)
+    o.assert_quiet()
+
+
+def test_a_page_opens_at_the_compile_and_step_it_was_written_for(opened, viewer_recording, tmp_path):
+    path = page_export.write_html(viewer_recording, tmp_path / "at.html", compile="1/0", step=2)
+    o = opened(path)
+    assert o.step()[0] == 2
+    assert o.model_get("compile") == 2           # [1/0] is the third compile
+    o.assert_quiet()
+
+
+def test_provenance_links_lead_to_the_step_that_made_a_guard_or_node_and_back(opened, exported):
+    o = opened(exported)
+    o.click("last")
+    last = o.step()
+    guard = o.root().locator("[data-guard]").first
+    guard.wait_for()
+    guard.click()
+    at_guard = o.step()
+    assert at_guard[0] < last[0], "following a guard did not move to the step that installed it"
+    assert o.button("return").first.is_enabled()
+    o.click("return")
+    assert o.step() == last
+    node = o.root().locator("[data-node]").first
+    node.click()
+    assert o.step()[0] < last[0]
+    o.click("return")
+    assert o.step() == last
+    o.assert_quiet()
+
+
+def test_the_graph_break_link_goes_to_the_break(opened, exported):
+    o = opened(exported)
+    assert o.step()[0] == 0
+    o.root().locator(".dl-break-link").first.click()
+    assert o.step()[0] > 0
+    assert "print" in o.root().locator(".dl-source").text_content()
+    o.assert_quiet()
+
+
+def test_predict_mode_asks_before_stepping_and_keeps_the_answer(opened, exported):
+    o = opened(exported)
+    o.click("predict")
+    box = o.root().locator(".dl-predict")
+    assert box.is_visible()
+    before = o.step()
+    o.click("forward")                    # asks instead of stepping
+    assert o.step() == before
+    chips = box.locator(".dl-chip")
+    assert chips.count() > 0, box.text_content()
+    chips.first.click()
+    o.click("forward")                    # reveals: the step is taken, the answer kept
+    assert o.step()[0] == before[0] + 1
+    predictions = o.model_get("predictions")
+    assert len(predictions) == 1, predictions
+    assert o.model_get("predict") is True
+    o.assert_quiet()
+
+
+def test_setting_the_model_as_a_kernel_would_moves_the_page(opened, exported):
+    o = opened(exported)
+    o.model_set("step", 3)
+    assert o.step()[0] == 3
+    o.model_set("compile", 1)
+    chosen = o.root().locator("select").first.evaluate("s => s.options[s.selectedIndex].text")
+    assert chosen.startswith("[0/0_1]"), chosen
+    o.assert_quiet()
+
+
+# -- hostile text --------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def hostile_pages(tmp_path_factory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("hostile")
+    pages = {}
+    for name, recording in hostile.recordings(folder).items():
+        pages[name] = page_export.write_html(recording, folder / f"{name.replace(' ', '_')}.html",
+                                             title=f"{name} {hostile.TEXT}")
+    return pages
+
+
+INERT_JS = """() => ({
+    evil: document.querySelectorAll('dl-evil').length,
+    images: document.querySelectorAll('img').length,
+    scripts: [...document.scripts].filter(s => !s.id && !s.nonce && !s.dataset.dlState
+                                              && !s.dataset.dlBuffer).length,
+    handlers: [...document.querySelectorAll('*')].filter(
+        el => [...el.attributes].some(a => a.name.startsWith('on'))).length,
+})"""
+
+
+@pytest.mark.parametrize("name", ["file program", "exception message", "code names",
+                                  "unsafe characters", "long lines"])
+def test_hostile_text_stays_text_at_every_step_of_every_compile(opened, hostile_pages, name):
+    o = opened(hostile_pages[name])
+    for details in o.root().locator("details").all():
+        details.evaluate("d => d.open = true")      # the bytecode and guard tree too
+    n_compiles = o.page.locator(".dl-viewer select option").count()
+    for k in range(max(n_compiles, 1)):
+        o.model_set("compile", k)
+        last = o.step()[1]
+        for i in range(last + 1):
+            o.model_set("step", i)
+        assert o.step() == (last, last)
+        if last:
+            o.click("first")
+            assert o.step() == (0, last)
+    assert o.page.evaluate(INERT_JS) == {"evil": 0, "images": 0, "scripts": 0, "handlers": 0}
+    if name in ("file program", "code names"):
+        # Shown, as text: the markup is on the page as characters.
+        assert "<script>alert('dl')</script>" in o.page.locator("body").inner_text()
+    assert o.page.title().endswith(hostile.TEXT)
+    o.assert_quiet()
