@@ -10,11 +10,26 @@ replaces ``...`` with an answer and runs ``q1.check(answer)``::
     q1.check(3)       # -> Not quite ... call q1.hint()
     q1.hint(); q1.solution()
 
-The `predict_*` helpers build predict-then-reveal exercises whose right answer
-is read from a recording (`capture.trace`, `capture.record`, `%%capture_trace -o`):
-the VariableTracker stack after a step, a guard, the line of a graph break.
-`predict_number`, `predict_set` and `predict_choice` cover answers a lesson
-measured itself (e.g. ``counters["unique_graphs"]``).
+Predict, then reveal: the lessons ask first and measure after. One cell states
+the question and holds the learner's prediction; the next cell runs the trace
+and checks the prediction against what it recorded::
+
+    q1_answer = ...            # cell 1: the learner writes a prediction here
+
+    with capture.record() as rec:                                  # cell 2
+        f(torch.ones(3)); f(torch.ones(4))
+    q1 = predict_number("q1", "How many compiles?", len(rec.compiles),
+                        prediction="q1_answer", look="the ids in rec.compiles")
+    q1.check(q1_answer)
+
+`prediction` names the variable, so an empty prediction says where to write it;
+`look` says what to look at when the prediction was wrong.
+
+The `predict_*` helpers read their right answer from a recording (`capture.trace`,
+`capture.record`, `%%capture_trace -o`): the VariableTracker stack after a step,
+a guard, the line of a graph break. `predict_number`, `predict_set` and
+`predict_choice` cover answers a lesson measured itself (e.g. the number of
+compiles a recording holds).
 
 Everything prints plain text (stable under nbval) and never raises on a strange
 answer: it says what form it expected instead. Nothing here imports ipywidgets,
@@ -73,13 +88,18 @@ class Exercise:
     """
 
     def __init__(self, name: str, question: str, check: CheckFn, hint: str = "",
-                 solution: str = "", expected_form: str = "") -> None:
+                 solution: str = "", expected_form: str = "", *,
+                 prediction: str | None = None, look: str = "") -> None:
         self.name = name
         self.question = question
         self._check = check
         self._hint = hint
         self._solution = solution
         self.expected_form = expected_form
+        # the variable the learner's prediction was written to, in the cell above
+        self.prediction = prediction
+        # what to look at when the answer is wrong
+        self.look = look
 
     # -- what the learner calls ------------------------------------------------
 
@@ -101,6 +121,10 @@ class Exercise:
         """The verdict on `answer` without printing it (for tests and other views)."""
         if answer is ...:
             form = f" Expected: {self.expected_form}." if self.expected_form else ""
+            if self.prediction:
+                return Result(None, f"{self.name}: no prediction yet. Replace ... in "
+                                    f"`{self.prediction} = ...` in the cell above with your "
+                                    f"prediction, run it, then run this cell again.{form}")
             return Result(None, f"{self.name}: replace ... with your answer, then run the "
                                 f"cell again.{form}")
         try:
@@ -114,7 +138,11 @@ class Exercise:
             text = f"{self.name}: Correct!"
             return Result(True, text + (f" {feedback}" if feedback else ""))
         text = f"{self.name}: Not quite" + (f": {feedback}" if feedback else ".")
-        text += f"\n{' ' * len(self.name)}  Call {self._call('hint')} for a hint"
+        pad = " " * len(self.name)
+        if self.look:
+            end = "" if self.look.rstrip().endswith((".", "?", "!", ")")) else "."
+            text += f"\n{pad}  Look at {self.look}{end}"
+        text += f"\n{pad}  Call {self._call('hint')} for a hint"
         if self._solution:
             text += f", or {self._call('solution')} to see the answer"
         return Result(False, text + ".")
@@ -293,7 +321,7 @@ def _var_text(var: Any) -> str:
 
 def predict_stack(recording: Any, step: Any, answer: Any = ..., *, compile_id: str | None = None,
                   name: str = "stack", question: str | None = None, hint: str | None = None,
-                  ) -> Exercise | None:
+                  prediction: str | None = None, look: str = "") -> Exercise | None:
     """Predict the VariableTracker kinds on the stack after a step, bottom first.
 
     `step` is a step index, a function of a `Step`, or a dict of `Step` attributes
@@ -339,7 +367,8 @@ def predict_stack(recording: Any, step: Any, answer: Any = ..., *, compile_id: s
                                 "printed top first; answer bottom first."),
                   solution=solution,
                   expected_form="a list of VariableTracker class names, bottom of the stack "
-                                "first, e.g. ['NullVariable', 'TensorVariable']")
+                                "first, e.g. ['NullVariable', 'TensorVariable']",
+                  prediction=prediction, look=look)
     if answer is ...:
         return ex
     ex.check(answer)
@@ -348,8 +377,11 @@ def predict_stack(recording: Any, step: Any, answer: Any = ..., *, compile_id: s
 
 def _kind_feedback(var: Any, said: Any) -> str:
     said_keys = _kind_keys(said) or set()
-    if var.lazy and not var.realized and var.python_type and \
-            _kind_key(var.python_type) in said_keys:
+    lazy_kind = _kind_key(var.kind)
+    # 'ConstantVariable' said for a 'LazyConstantVariable': the realized form of a lazy one
+    said_realized_form = any(lazy_kind != k and lazy_kind.endswith(k) for k in said_keys)
+    if var.lazy and not var.realized and (said_realized_form or (
+            var.python_type and _kind_key(var.python_type) in said_keys)):
         return ("Dynamo has not built that tracker yet: an input it has not looked at stays "
                 "a lazy placeholder until something needs it.")
     if var.python_type and _squash(var.python_type) in {_squash(str(said))}:
@@ -366,7 +398,8 @@ def _reveal_stack(step: Any, stack: list[Any]) -> str:
 
 def predict_guard(recording: Any, answer: Any = ..., *, compile_id: str | None = None,
                   about: str | None = None, name: str = "guard", question: str | None = None,
-                  hint: str | None = None) -> Exercise | None:
+                  hint: str | None = None, prediction: str | None = None,
+                  look: str = "") -> Exercise | None:
     """Predict a guard Dynamo installs: its kind (``TENSOR_MATCH``), optionally with a source.
 
     Right if the compile has such a guard. `about` restricts the question to guards
@@ -412,7 +445,8 @@ def predict_guard(recording: Any, answer: Any = ..., *, compile_id: str | None =
                                 "type, its shape and dtype, or its exact value."),
                   solution=f"guards{on}:\n{solution}",
                   expected_form="a guard kind like 'TENSOR_MATCH', or (kind, source) like "
-                                "('EQUALS_MATCH', \"L['n']\")")
+                                "('EQUALS_MATCH', \"L['n']\")",
+                  prediction=prediction, look=look)
     if answer is ...:
         return ex
     ex.check(answer)
@@ -461,7 +495,8 @@ def _reveal_guard(guard: Any) -> str:
 
 def predict_break_line(recording: Any, answer: Any = ..., *, compile_id: str | None = None,
                        name: str = "break_line", question: str | None = None,
-                       hint: str | None = None) -> Exercise | None:
+                       hint: str | None = None, prediction: str | None = None,
+                       look: str = "") -> Exercise | None:
     """Predict the line where Dynamo's capture breaks (None if it does not break).
 
     Reads the first compile with a graph break unless `compile_id` is given. Answers:
@@ -508,7 +543,8 @@ def predict_break_line(recording: Any, answer: Any = ..., *, compile_id: str | N
                                 "understands: a call it cannot trace, or a branch on a "
                                 "tensor's value."),
                   solution=solution,
-                  expected_form="a line number such as 6 (or None if nothing breaks)")
+                  expected_form="a line number such as 6 (or None if nothing breaks)",
+                  prediction=prediction, look=look)
     if answer is ...:
         return ex
     ex.check(answer)
@@ -521,7 +557,8 @@ def _reveal_break(gb: Any) -> str:
 
 
 def predict_number(name: str, question: str, expected: float, *, hint: str = "",
-                   explanation: str = "", tolerance: float = 0) -> Exercise:
+                   explanation: str = "", tolerance: float = 0, prediction: str | None = None,
+                   look: str = "") -> Exercise:
     """A numeric answer (e.g. a counter a lesson measured): ``3``, ``"3"``, ``3.0``, ``"three"``."""
 
     def check(ans: Any) -> tuple[bool, str]:
@@ -534,7 +571,7 @@ def predict_number(name: str, question: str, expected: float, *, hint: str = "",
 
     return Exercise(name, question, check, hint=hint,
                     solution=f"{_fmt(expected)}" + (f". {explanation}" if explanation else ""),
-                    expected_form="a number")
+                    expected_form="a number", prediction=prediction, look=look)
 
 
 def _fmt(value: float) -> str:
@@ -542,7 +579,8 @@ def _fmt(value: float) -> str:
 
 
 def predict_set(name: str, question: str, expected: Iterable[str], *, hint: str = "",
-                explanation: str = "", normalize: Callable[[str], str] = _squash) -> Exercise:
+                explanation: str = "", normalize: Callable[[str], str] = _squash,
+                prediction: str | None = None, look: str = "") -> Exercise:
     """A set of names, order free: a list, tuple, set or comma-separated string."""
     want = {normalize(str(e)): str(e) for e in expected}
 
@@ -566,12 +604,14 @@ def predict_set(name: str, question: str, expected: Iterable[str], *, hint: str 
     return Exercise(name, question, check, hint=hint,
                     solution=", ".join(sorted(want.values())) +
                     (f". {explanation}" if explanation else ""),
-                    expected_form="a list of names, in any order")
+                    expected_form="a list of names, in any order", prediction=prediction,
+                    look=look)
 
 
 def predict_choice(name: str, question: str, options: dict[str, str], correct: str, *,
                    hint: str = "", explanation: str = "",
-                   feedback: dict[str, str] | None = None) -> Exercise:
+                   feedback: dict[str, str] | None = None, prediction: str | None = None,
+                   look: str = "") -> Exercise:
     """Multiple choice: answer with the letter (``"b"``) or the option's text.
 
     `feedback` maps a wrong letter to what to tell the learner who picked it.
@@ -593,4 +633,5 @@ def predict_choice(name: str, question: str, options: dict[str, str], correct: s
     return Exercise(name, f"{question}\n{listing}", check, hint=hint,
                     solution=f"{correct}) {options[correct]}" +
                     (f". {explanation}" if explanation else ""),
-                    expected_form=f"one of {', '.join(repr(k) for k in options)}")
+                    expected_form=f"one of {', '.join(repr(k) for k in options)}",
+                    prediction=prediction, look=look)
