@@ -8,14 +8,14 @@ Nothing here imports IPython or ipywidgets; views live in `widgets`.
 """
 
 from .logs import LogCapture, LogLine, logs
-from .recorder import DEFAULT_MAX_STEPS, active, record, trace
+from .recorder import DEFAULT_MAX_STEPS, active, prepare, record, trace
 from .recording import (
     CodeInfo, Compile, Event, EventKind, Guard, GraphBreak, Instr, Node, Outcome, Recording,
     ResumeFunction, Step, Var,
 )
 
 __all__ = [
-    "record", "trace", "active", "DEFAULT_MAX_STEPS",
+    "record", "trace", "prepare", "active", "DEFAULT_MAX_STEPS",
     "Recording", "Compile", "Step", "Var", "Guard", "Node", "Event", "GraphBreak",
     "ResumeFunction", "CodeInfo", "Instr", "Outcome", "EventKind",
 ]

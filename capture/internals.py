@@ -312,6 +312,16 @@ def counters() -> dict[str, int]:
     }
 
 
+def refusals(prefix: str) -> int:
+    """How many refusals whose message starts with `prefix` Dynamo counted in this process
+    (`counters["unimplemented"]`, keyed by message: e.g. "Attempt to trace generator",
+    raised before `_compile` runs). 2.13, 2.14."""
+    from torch._dynamo.utils import counters as dynamo_counters
+
+    return sum(n for text, n in dynamo_counters.get("unimplemented", {}).items()
+               if text.startswith(prefix))
+
+
 def compiled_function(fn: Any) -> Any:
     """What `torch.compile` wrapped (`_torchdynamo_orig_callable`), or `fn` itself. 2.13, 2.14."""
     return getattr(fn, "_torchdynamo_orig_callable", fn)

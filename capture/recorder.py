@@ -397,14 +397,23 @@ def trace(fn: Callable[..., Any], *args: Any, backend: Any = "eager", reset: boo
     if not callable(fn):
         raise TypeError(f"trace() needs a function or module to compile, got "
                         f"{type(fn).__name__}; for example capture.trace(f, torch.randn(4))")
-    if _active is not None:
-        raise RuntimeError(_busy_message())  # before the reset, which would change things
-    if reset:
-        torch._dynamo.reset()
+    prepare(reset=reset)
     compiled = torch.compile(fn, backend=backend, **(compile_options or {}))
     with record(max_steps=max_steps) as recording:
         recording.result = compiled(*args, **kwargs)
     return recording
+
+
+def prepare(*, reset: bool = True) -> None:
+    """Ready Dynamo for a recording: refuse while one is in progress (before anything
+    changes), then clear Dynamo's caches unless `reset=False`, so what the recording
+    shows is compiled afresh rather than served from an earlier compile's cache."""
+    if _active is not None:
+        raise RuntimeError(_busy_message())
+    if reset:
+        import torch
+
+        torch._dynamo.reset()
 
 
 def active() -> bool:
@@ -412,4 +421,4 @@ def active() -> bool:
     return _active is not None
 
 
-__all__ = ["record", "trace", "active", "DEFAULT_MAX_STEPS"]
+__all__ = ["record", "trace", "prepare", "active", "DEFAULT_MAX_STEPS"]

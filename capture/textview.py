@@ -91,3 +91,38 @@ def _compile_text(c: Compile) -> str:
 
 def _indent(text: str) -> str:
     return "\n".join("  " + line for line in text.splitlines())
+
+
+def step_text(c: Compile, i: int) -> str:
+    """What the viewer shows at step i of a compile, as plain text (`--text --step i`)."""
+    return visible(_step_text(c, i))
+
+
+def _step_text(c: Compile, i: int) -> str:
+    if not c.steps:
+        return f"{c.title()}\n  no steps were recorded (outcome {c.outcome})"
+    s = c.steps[max(0, min(i, len(c.steps) - 1))]
+    i = s.index
+    out = [f"{c.title()}  step {i} / {len(c.steps) - 1}", "  " + str(s).rstrip()]
+    if s.inline_stack:
+        chain = " > ".join(f"{name} line {line}" for name, line in s.inline_stack)
+        out.append(f"  inlined from: {chain} > {s.code_name}")
+    info = c.codes[s.code] if s.code < len(c.codes) else None
+    if info is not None and s.lineno is not None and info.source_lines:
+        k = s.lineno - info.firstlineno
+        if 0 <= k < len(info.source_lines):
+            out.append(f"  line {s.lineno}: {info.source_lines[k].strip()}")
+    out.append("  stack (top first):")
+    out += [f"    {v}" for v in reversed(s.stack)] or ["    (empty)"]
+    out.append("  locals:")
+    out += [f"    {k} = {v}" for k, v in s.locals.items()] or ["    (none)"]
+    made = [n.name_at(i) for n in c.nodes if n.step is not None and n.step <= i]
+    out.append(f"  graph nodes so far: {', '.join(made) or '(none)'}")
+    guards = [g for g in c.guard_details if not g.ambient and g.step is not None and g.step <= i]
+    out.append(f"  guards installed so far by the code ({len(guards)}):")
+    for g in guards:
+        where = f"    # {g.where}" if g.lineno else ""
+        out.append(f"    [step {g.step}] {g.text}{where}")
+    if c.graph_break is not None and c.graph_break.step == i:
+        out.append(f"  graph break here: {c.graph_break.reason}")
+    return "\n".join(out)

@@ -227,7 +227,7 @@ def check_disabled(recording):
     assert first.graph_break is not None
     assert "disable" in first.graph_break.reason
     assert first.graph_break.lineno == line_of(calls_disabled, "hidden_helper(")
-    graph_breaks = [c for c in recording.compiles if c.outcome == "graph break"]
+    graph_breaks = [c for c in recording.compiles if c.outcome == "graph_break"]
     assert graph_breaks and graph_breaks[0].resume_functions
 
 
@@ -517,7 +517,7 @@ def test_a_cell_with_no_compile_leaves_an_empty_recording_and_nothing_installed(
     assert "45" in out and shown == []
     assert err.startswith("capture_trace: nothing was compiled") and err.count("\n") == 1
     r = ipython_shell.user_ns["_trace"]
-    assert r.compiles == [] and r.ended_by is None and r.steps == 0
+    assert r.compiles == [] and r.ended_by is None and r.step_count == 0
 
 
 def test_a_compiled_generator_function_gets_a_message_that_names_the_generator(

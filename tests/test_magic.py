@@ -8,7 +8,8 @@ import pytest
 
 import capture
 import widgets.magic
-from widgets import TraceViewer, panes
+from capture.textview import step_text
+from widgets import TraceViewer
 
 TWO_FUNCTIONS = '''%%capture_trace{options}
 @torch.compile(backend="eager")
@@ -73,11 +74,13 @@ def test_records_and_shows_two_compiled_functions_and_a_graph_break(run, ipython
     assert err == ""
 
 
-def test_the_source_pane_shows_the_cell(run, ipython_shell):
+def test_the_recorded_source_is_the_cell_line_for_line(run, ipython_shell):
+    """The source the viewer shows is the cell's, with the step's line where it is."""
     run(TWO_FUNCTIONS.format(options=""))
     c = ipython_shell.user_ns["_trace"].compile("0/0_1")
-    i = next(n.step for n in c.nodes if n.target == "torch.sin")
-    assert "y = torch.sin(x)" in panes.source_html(c, i)
+    s = c.steps[next(n.step for n in c.nodes if n.target == "torch.sin")]
+    info = c.codes[s.code]
+    assert "y = torch.sin(x)" in info.source_lines[s.lineno - info.firstlineno]
 
 
 def test_o_stores_the_recording_under_a_name_too(run, ipython_shell):
@@ -101,7 +104,7 @@ def test_text_with_compile_prints_that_compile(run, ipython_shell):
 def test_text_with_step_prints_that_step(run, ipython_shell):
     result, out, err, shown = run(TWO_FUNCTIONS.format(options=" --text --compile 0/0_1 --step 3"))
     c = ipython_shell.user_ns["_trace"].compile("0/0_1")
-    assert panes.step_text(c, 3) in out
+    assert step_text(c, 3) in out
 
 
 def test_step_and_compile_open_the_viewer_there(run):
