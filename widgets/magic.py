@@ -19,7 +19,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from capture import DEFAULT_MAX_STEPS
+from capture import DEFAULT_MAX_STEPS, targets
 
 PREFIX = "capture_trace:"
 
@@ -95,11 +95,12 @@ class CaptureTraceMagics(Magics):
         compiled = self._compile(cell)
         if compiled is None:
             return  # the SyntaxError has been shown
-        coroutines = _compiled_coroutines(self.shell, cell)
+        source = _source(self.shell, cell)
+        coroutines = targets.compiled_coroutines(source, self.shell.user_ns)
         if coroutines:
-            print(_coroutine_refused(coroutines), file=sys.stderr)
+            print(f"{PREFIX} {targets.coroutine_refusal(coroutines)}", file=sys.stderr)
             return
-        refused_before = _generators_refused()
+        refused_before = targets.generators_refused()
         recording, value, error = self._run(compiled, args)
 
         self.shell.user_ns["_trace"] = recording
@@ -108,9 +109,9 @@ class CaptureTraceMagics(Magics):
         if error is None and value is not None and not cell.rstrip().endswith(";"):
             self.shell.displayhook(value)
         if not recording.compiles and error is None:
-            generators = _compiled_generators(self.shell, cell)
-            if generators or _generators_refused() > refused_before:
-                print(_generator_refused(generators), file=sys.stderr)
+            generators = targets.compiled_generators(source, self.shell.user_ns)
+            if generators or targets.generators_refused() > refused_before:
+                print(f"{PREFIX} {targets.generator_refusal(generators)}", file=sys.stderr)
                 return
         _show(recording, args, error)
         if args.html and recording.compiles:
@@ -151,13 +152,12 @@ class CaptureTraceMagics(Magics):
     def _run(self, compiled: tuple[types.CodeType, types.CodeType | None],
              args: Any) -> tuple[Any, Any, BaseException | None]:
         import capture
-        import torch
 
-        if capture.active():
+        try:
+            capture.prepare(reset=not args.no_reset)
+        except RuntimeError:
             raise UsageError("a recording is already in progress (a `capture.record()` block "
-                             "is open): finish it before using %%capture_trace.")
-        if not args.no_reset:
-            torch._dynamo.reset()
+                             "is open): finish it before using %%capture_trace.") from None
         body, expr = compiled
         shell = self.shell
         recording, value, error = None, None, None
@@ -246,135 +246,12 @@ def _nothing_compiled(recording: Any, args: Any, error: BaseException | None) ->
             "torch.compile(f, backend=\"eager\")(x)." + hint + why)
 
 
-def _generators_refused() -> int:
-    """How many times Dynamo has refused to trace a generator's frame in this process.
-
-    Depends on torch 2.13's convert_frame: it checks `is_generator(code)` before
-    `_compile` runs (so the recorder never sees the frame) and raises `Unsupported`
-    with gb_type "Attempt to trace generator", which is counted under
-    `counters["unimplemented"]` by its message.
-    """
-    from torch._dynamo.utils import counters
-
-    return sum(n for text, n in counters.get("unimplemented", {}).items()
-               if text.startswith("Attempt to trace generator"))
-
-
-def _compile_targets(tree: ast.AST) -> list[str]:
-    """Names the cell hands to torch.compile: `torch.compile(name)` and `@torch.compile`."""
-    names = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _is_compile(node.func) and node.args:
-            name = _dotted(node.args[0])
-            if name:
-                names.append(name)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if any(_is_compile(d.func if isinstance(d, ast.Call) else d)
-                   for d in node.decorator_list):
-                names.append(node.name)
-    return names
-
-
-def _compiled_coroutines(shell: Any, cell: str) -> list[str]:
-    """Async functions the cell hands to torch.compile (defined in the cell or before it).
-
-    NOTE: on torch 2.13 a compiled coroutine that runs to completion leaves Dynamo in a
-    state where the next torch.compile crashes the whole process (a segfault, with or
-    without recording), so the magic refuses such a cell before running it.
-    """
+def _source(shell: Any, cell: str) -> str:
+    """The cell as Python source (IPython's own syntax, e.g. `%time`, transformed away)."""
     try:
-        tree = ast.parse(shell.transform_cell(cell))
+        return shell.transform_cell(cell)
     except (SyntaxError, ValueError):
-        return []
-    async_defs = {n.name for n in ast.walk(tree) if isinstance(n, ast.AsyncFunctionDef)}
-    found = []
-    for name in _compile_targets(tree):
-        fn = _lookup(shell.user_ns, name)
-        fn = getattr(fn, "_torchdynamo_orig_callable", fn)
-        code = getattr(getattr(fn, "__func__", fn), "__code__", None)
-        is_async = name in async_defs or (isinstance(code, types.CodeType)
-                                          and code.co_flags & _COROUTINE_FLAG)
-        if is_async and name not in found:
-            found.append(name)
-    return found
-
-
-_COROUTINE_FLAG = 0x80  # inspect.CO_COROUTINE
-
-
-def _coroutine_refused(names: list[str]) -> str:
-    which = ", ".join(f"`{n}`" for n in names)
-    return (f"{PREFIX} not run: {which} is an async function (a coroutine), and on torch "
-            "2.13 Dynamo crashes the whole process when anything is compiled after a compiled "
-            "coroutine has finished. Compile the synchronous tensor code it awaits instead.")
-
-
-def _compiled_generators(shell: Any, cell: str) -> list[str]:
-    """Generator functions the cell hands to torch.compile, by name.
-
-    Looks for `torch.compile(name)` calls and `@torch.compile` decorators in the cell and
-    checks what those names hold in the user's namespace now. Only names and dotted
-    names are looked up: nothing in the cell is evaluated again.
-    """
-    try:
-        tree = ast.parse(shell.transform_cell(cell))
-    except (SyntaxError, ValueError):
-        return []
-    found = []
-    for name in _compile_targets(tree):
-        fn = _lookup(shell.user_ns, name)
-        fn = getattr(fn, "_torchdynamo_orig_callable", fn)  # what torch.compile wrapped
-        code = getattr(getattr(fn, "__func__", fn), "__code__", None)
-        if isinstance(code, types.CodeType) and code.co_flags & _GENERATOR_FLAGS:
-            if name not in found:
-                found.append(name)
-    return found
-
-
-_GENERATOR_FLAGS = 0x20 | 0x200  # inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR
-
-
-def _is_compile(node: ast.expr) -> bool:
-    """`torch.compile`, `compile` imported from torch, or `something.compile`."""
-    return ((isinstance(node, ast.Attribute) and node.attr == "compile")
-            or (isinstance(node, ast.Name) and node.id == "compile"))
-
-
-def _dotted(node: ast.expr) -> str | None:
-    """`a.b.c` for a chain of names and attributes; None for any other expression."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
-
-
-def _lookup(ns: dict[str, Any], dotted: str) -> Any:
-    first, *rest = dotted.split(".")
-    value = ns.get(first)
-    for attr in rest:
-        try:
-            value = getattr(value, attr, None)
-        except Exception:  # a property that raises: not a function we can name
-            return None
-    return value
-
-
-def _generator_refused(names: list[str]) -> str:
-    """The one line shown when Dynamo refused a generator and so compiled nothing."""
-    if not names:
-        which = "a compiled function is a generator function"
-    elif len(names) == 1:
-        which = f"`{names[0]}` is a generator function"
-    else:
-        which = ", ".join(f"`{n}`" for n in names) + " are generator functions"
-    return (f"{PREFIX} nothing was compiled while the cell ran: {which}, and Dynamo does not "
-            "compile generator functions (it refuses them with 'Attempt to trace generator' "
-            "and runs them as plain Python). Compile a function that calls the generator, or "
-            "put the loop body in a function and compile that.")
+        return ""
 
 
 def _write_page(recording: Any, args: Any) -> None:
@@ -399,11 +276,13 @@ def _write_page(recording: Any, args: Any) -> None:
 
 def _show(recording: Any, args: Any, error: BaseException | None) -> None:
     """The viewer (or the text view), opened where the options asked."""
-    from . import panes
+    from capture.text import visible
+    from capture.textview import step_text
+
     from .viewer import TraceViewer
 
     if not recording.compiles:
-        print(panes.visible(_nothing_compiled(recording, args, error)), file=sys.stderr)
+        print(visible(_nothing_compiled(recording, args, error)), file=sys.stderr)
         return
     if recording.truncated:
         print(f"{PREFIX} the recording reached its step cap (--max-steps {recording.max_steps}) "
@@ -415,7 +294,7 @@ def _show(recording: Any, args: Any, error: BaseException | None) -> None:
         try:
             compile_ = recording.compile(args.compile)
         except KeyError as e:
-            print(f"{PREFIX} {panes.visible(e.args[0])}; "
+            print(f"{PREFIX} {visible(e.args[0])}; "
                   f"showing [{recording.compiles[0].compile_id}] instead.", file=sys.stderr)
     c = compile_ or recording.compiles[0]
     step = args.step
@@ -426,11 +305,11 @@ def _show(recording: Any, args: Any, error: BaseException | None) -> None:
         step = last
     if args.text:
         if step is not None:
-            text = panes.step_text(c, step)
+            text = step_text(c, step)
         elif compile_ is not None:
             text = str(compile_)
         else:
             text = str(recording)
-        print(panes.visible(text))  # a lone surrogate in a name could not be printed
+        print(text)
         return
     display(TraceViewer(recording, compile=recording.compiles.index(c), step=step or 0))
