@@ -182,7 +182,7 @@ class VarReader:
         i = self._by_value.get(fields)
         if i is None:
             i = self._by_value[fields] = len(self.table)
-            self.table.append(Var(*fields))
+            self.table.append(_var(fields))
         if real is None or (type(tracker_fields(real).get("items")) in _PLAIN_CONTAINERS
                             and not _fixed_items(type(real))):
             self._volatile[id(v)] = (v, real, _length(real) if real is not None else -1, i)
@@ -201,6 +201,13 @@ class VarReader:
         kind = cls.__name__
         detail, node = _detail(v, kind)
         return (kind, _python_type(v, cls, kind), source, shorten(detail), False, True, node)
+
+
+def _var(fields: tuple) -> Var:
+    """A reading from its fields, in the order `_fields` gives them (the table's key)."""
+    kind, python_type, source, detail, lazy, realized, node = fields
+    return Var(kind=kind, python_type=python_type, source=source, detail=detail, lazy=lazy,
+               realized=realized, node=node)
 
 
 def _fields(v: Var) -> tuple:
