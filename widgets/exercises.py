@@ -383,7 +383,7 @@ def _kind_feedback(var: Any, said: Any) -> str:
     if var.lazy and not var.realized and (said_realized_form or (
             var.python_type and _kind_key(var.python_type) in said_keys)):
         return ("Dynamo has not built that tracker yet: an input it has not looked at stays "
-                "a lazy placeholder until something needs it.")
+                "a lazy stand-in until something needs it.")
     if var.python_type and _squash(var.python_type) in {_squash(str(said))}:
         return "that is the Python type it models; name the VariableTracker class that models it."
     return "Which tracker models that value at this point?"
