@@ -1,245 +1,153 @@
-"""TraceViewer as widget objects: what each control does and what each pane shows after it."""
+"""TraceViewer's Python side: what it sends once, the traits Python drives and reads, the layout.
+
+What the panes show and where the buttons go is the front end's (tests/js/ under node,
+tests/test_browser.py in JupyterLab); here: the state handed to any front end
+(`viewer_state`), the synced traits as a lesson uses them, the graph layout graphviz
+makes in the kernel, and the stylesheet's rules.
+"""
 
 from __future__ import annotations
 
+import gzip
+import json
 import re
+import subprocess
+import sys
+from pathlib import Path
 
-import ipywidgets as W
 import pytest
 
-from capture import Compile, Recording, Step
-from widgets import TraceViewer
-from widgets.viewer import break_step, next_line
+from capture import Recording
+from widgets import TraceViewer, graphview
+from widgets.viewer import HERE, viewer_state
+
+CSS = (HERE / "viewer.css").read_text(encoding="utf-8")
 
 
-def titles(viewer: TraceViewer) -> list[str]:
-    return [label for label, _ in viewer.selector.options]
+# -- what the front end receives --------------------------------------------------------------
+
+def test_the_state_holds_the_recording_once_as_gzip_compressed_engine_json(viewer_recording):
+    state = viewer_state(viewer_recording)
+    assert set(state) == {"data", "graphs", "titles", "compile", "step", "predict", "predictions"}
+    assert gzip.decompress(state["data"]).decode("utf-8") == viewer_recording.to_json()
+    assert state["data"] == viewer_state(viewer_recording)["data"], "the same bytes every time"
+    assert len(state["data"]) < len(viewer_recording.to_json()) / 3
 
 
-def sin_step(c) -> int:
-    return next(n.step for n in c.nodes if n.target == "torch.sin")
-
-
-def test_the_selector_lists_every_compile_with_its_id_name_and_outcome(viewer_recording):
-    v = TraceViewer(viewer_recording)
-    assert titles(v) == [c.title() for c in viewer_recording.compiles]
-    first, second, resume, tagged = titles(v)
+def test_the_state_names_every_compile_with_its_title_and_lays_out_each_graph(viewer_recording):
+    state = viewer_state(viewer_recording)
+    assert state["titles"] == [c.title() for c in viewer_recording.compiles]
+    first, second, resume, tagged = state["titles"]
     line = viewer_recording.compiles[0].graph_break.lineno
     assert first == f"[0/0] _broken — graph break at line {line}, restarted"
     assert second.startswith("[0/0_1] _broken")
     assert re.fullmatch(r"\[1/0\] torch_dynamo_resume_in__broken_at_\d+", resume)
     assert tagged == "[2/0] _tagged"
+    layouts = json.loads(gzip.decompress(state["graphs"]))
+    assert [len(g["nodes"]) for g in layouts] == [len(c.nodes) for c in viewer_recording.compiles]
 
 
-def test_the_position_reads_step_i_of_n_at_every_step(viewer_recording):
-    v = TraceViewer(viewer_recording)
-    for k, c in enumerate(viewer_recording.compiles):
-        v.compile_index = k
-        for i in (0, len(c.steps) // 2, len(c.steps) - 1):
-            v.step = i
-            assert f"step {i} / {len(c.steps) - 1}" in v.position.value
-            assert f"step {i} / {len(c.steps) - 1}" in v.caption.value
+def test_the_state_opens_at_a_compile_by_index_or_id_and_a_step_within_it(viewer_recording):
+    state = viewer_state(viewer_recording, "1/0", 3)
+    assert (state["compile"], state["step"]) == (2, 3)
+    assert viewer_state(viewer_recording, 3, 10_000)["step"] == len(viewer_recording.compiles[3].steps) - 1
+    with pytest.raises(KeyError, match="it has: 0/0, 0/0_1, 1/0, 2/0"):
+        viewer_state(viewer_recording, "7/0")
+    with pytest.raises(IndexError, match="4 compile"):
+        viewer_state(viewer_recording, 9)
 
 
-def test_stepping_onto_the_call_of_torch_sin_updates_graph_stack_and_caption(viewer_recording):
-    v = TraceViewer(viewer_recording, compile="0/0_1")
-    c = v.compile
-    i = sin_step(c)
-    name = next(n.name for n in c.nodes if n.target == "torch.sin")
-    v.step = i - 1
-    graph, stack, caption = v.graph.value, v.stack.value, v.caption.value
-    assert f"<code>{name}</code>" not in graph
-    v.forward.click()
-    assert v.step == i
-    assert v.graph.value != graph
-    assert f"<code>{name}</code>" in v.graph.value.split("new:")[1]
-    assert v.stack.value != stack
-    assert re.search(r'<li class="dl-new"><span class="dl-kind">TensorVariable</span>',
-                     v.stack.value)
-    assert "CALL" in v.caption.value and v.caption.value != caption
-    assert "y = torch.sin(x)" in v.source.value
+def test_a_recording_with_no_compiles_still_makes_a_state_and_a_viewer():
+    state = viewer_state(Recording())
+    assert state["titles"] == [] and state["step"] == 0
+    v = TraceViewer(Recording())
+    assert repr(v) == "TraceViewer(0 compile(s); 0 steps)" and v.current is None
 
 
-def test_the_drawing_is_set_once_per_compile_and_only_the_style_changes_per_step(
-        viewer_recording):
-    v = TraceViewer(viewer_recording, compile="0/0_1")
-    drawing = v.drawing.value
-    assert "<svg" in drawing
-    changes = []
-    v.drawing.observe(changes.append, "value")
-    for i in range(len(v.compile.steps)):
-        v.step = i
-    assert changes == []
-    v.compile_index = 2
-    assert len(changes) == 1 and v.drawing.value != drawing
+# -- the traits Python drives and reads ---------------------------------------------------------
 
-
-def test_a_pane_is_written_only_when_its_content_changes(viewer_recording):
-    v = TraceViewer(viewer_recording, compile="0/0_1")
-    c = v.compile
-    # Steps on one line, in one frame: the source pane has nothing new to say.
-    same_line = [s.index for s in c.steps if s.lineno == c.steps[1].lineno and s.depth == 0]
-    v.step = same_line[0]
-    writes = []
-    v.source.observe(writes.append, "value")
-    for i in same_line[1:]:
-        v.step = i
-    assert writes == []
-    v.step = same_line[-1] + 1
-    assert len(writes) == 1
-
-
-def test_first_back_forward_last_buttons(viewer_recording):
-    v = TraceViewer(viewer_recording, compile="0/0_1")
-    last = len(v.compile.steps) - 1
-    assert v.first.disabled and v.back.disabled and not v.forward.disabled
-    v.forward.click()
-    v.forward.click()
-    assert v.step == 2
-    v.back.click()
-    assert v.step == 1
-    v.last.click()
-    assert v.step == last and v.forward.disabled and v.last.disabled
-    v.first.click()
-    assert v.step == 0
-    v.step = 10_000
-    assert v.step == last  # clamped, never an error
-
-
-def test_jumps_go_to_the_next_line_node_guard_and_the_graph_break(viewer_recording):
-    v = TraceViewer(viewer_recording, compile="0/0_1")
-    c = v.compile
-    v.to_node.click()
-    assert v.step == min(s.index for s in c.steps if s.nodes_added)
-    v.step = 0
-    v.to_guard.click()
-    assert v.step == min(s.index for s in c.steps if s.guards_added)
-    v.step = 0
-    v.to_line.click()
-    assert c.steps[v.step].lineno != c.steps[0].lineno
-    assert all(c.steps[j].lineno == c.steps[0].lineno for j in range(v.step))
-    v.step = 0
-    v.to_break.click()
-    assert v.step == c.graph_break.step
-    assert "Graph break here" in v.caption.value
-
-
-def test_next_line_steps_over_an_inlined_call():
-    # line 1 calls a function (depth 1, lines 5-6), finishes line 1, then runs line 2
-    shape = [(1, 0), (1, 0), (5, 1), (6, 1), (1, 0), (2, 0), (2, 0)]
-    steps = [Step.of(index=k, offset=2 * k, opname="NOP", argrepr="", lineno=line, depth=depth,
-                  code=depth, stack=[], locals={}, graph_size=0, code_name="f")
-             for k, (line, depth) in enumerate(shape)]
-    c = Compile(compile_id="0/0", code_name="f", filename="f.py", firstlineno=1, steps=steps)
-    assert next_line(c, 0) == 5
-    assert next_line(c, 2) == 3      # inside the callee: its own next line
-    assert next_line(c, 3) == 4      # leaving the callee: back in the caller
-    assert next_line(c, 5) is None   # no line after the last one
-
-
-def test_next_line_on_the_last_line_goes_to_the_last_step(viewer_recording):
-    v = TraceViewer(viewer_recording, compile="1/0")
-    v.step = len(v.compile.steps) - 3
-    v.to_line.click()
-    assert v.step == len(v.compile.steps) - 1
-
-
-def test_buttons_that_have_nowhere_to_go_are_disabled(viewer_recording):
-    v = TraceViewer(viewer_recording, compile="2/0")
-    assert break_step(v.compile) is None and v.to_break.disabled
-    v.last.click()
-    assert v.to_node.disabled and v.to_guard.disabled and v.to_line.disabled
-
-
-def test_choosing_another_compile_starts_it_at_step_0(viewer_recording):
-    v = TraceViewer(viewer_recording)
-    v.step = 5
-    v.selector.value = 2
-    c = viewer_recording.compiles[2]
-    assert v.compile is c and v.step == 0
-    assert v.slider.max == len(c.steps) - 1 == v.play.max
-    assert c.title() in v.summary.value
-    assert "torch_dynamo_resume_in__broken" in v.source.value
-
-
-def test_opening_at_a_compile_and_a_step(viewer_recording):
+def test_step_and_compile_are_synced_traits_and_compile_takes_an_id(viewer_recording):
     v = TraceViewer(viewer_recording, compile="1/0", step=3)
-    assert v.compile.compile_id == "1/0" and v.step == 3 and v.slider.value == 3
-    v.show("0/0", 4)
-    assert v.compile.compile_id == "0/0" and v.step == 4
+    synced = set(v.keys)
+    assert {"data", "graphs", "titles", "compile", "step", "predict", "predictions"} <= synced
+    assert (v.compile, v.step) == (2, 3) and v.current.compile_id == "1/0"
+    v.compile = "2/0"
+    assert v.compile == 3 and v.step == 0, "another compile opens at its first step"
+    v.step = 4
+    assert v.step == 4
+    v.step = 10_000
+    assert v.step == len(viewer_recording.compiles[3].steps) - 1   # clamped, never an error
+    v.step = -3
+    assert v.step == 0
+
+
+def test_the_front_end_sends_a_compile_and_a_step_together_and_both_hold(viewer_recording):
+    # A jump to a guard of another compile: the browser sends both in one message.
+    v = TraceViewer(viewer_recording)
+    v.set_state({"compile": 1, "step": 7})
+    assert (v.compile, v.step) == (1, 7)
+    v.set_state({"step": 2})
+    assert (v.compile, v.step) == (1, 2)
+
+
+def test_show_opens_at_a_compile_and_a_step(viewer_recording):
+    v = TraceViewer(viewer_recording)
+    assert v.show("1/0", 3) is v
+    assert (v.current.compile_id, v.step) == ("1/0", 3)
+    v.show(step=5)
+    assert (v.compile, v.step) == (2, 5)
     with pytest.raises(KeyError, match="it has: 0/0, 0/0_1, 1/0, 2/0"):
         v.show("7/0")
 
 
-def test_rewritten_bytecode_and_resume_functions_sit_beside_the_original(viewer_recording):
-    v = TraceViewer(viewer_recording, compile="0/0_1")
-    compare = v.details.children[0]
-    assert compare.children == (v.original, v.rewritten)
-    assert "LOAD_GLOBAL" in v.original.value
-    assert "__compiled_fn_" in v.rewritten.value
-    assert "torch_dynamo_resume_in__broken" in v.rewritten.value
-    assert "RootGuardManager" in v.guard_tree.value
-    v.compile_index = 0  # the abandoned attempt has none
-    assert "abandoned" in v.rewritten.value
-
-
-def test_play_drives_the_slider_in_the_browser_and_the_slider_drives_the_step(viewer_recording):
+def test_predictions_are_a_list_of_dicts_python_can_read_and_reset(viewer_recording):
     v = TraceViewer(viewer_recording)
-    assert v.play_link.source == (v.play, "value")
-    assert v.play_link.target == (v.slider, "value")
-    v.slider.value = 3
-    assert v.step == 3 and "step 3 /" in v.position.value
-
-
-def test_the_panes_sit_in_a_two_column_grid_that_cannot_overflow(viewer_recording):
-    v = TraceViewer(viewer_recording)
-    grids = [w for w in v.children if isinstance(w, W.GridBox)]
-    assert grids and grids[0].layout.grid_template_columns == "repeat(2, minmax(0, 1fr))"
-    assert "dl-viewer" in v._dom_classes
-    assert "--jp-" in v.css.value
+    assert v.predictions == [] and v.predict is False
+    answer = {"compile": "0/0", "step": 1, "instruction": "LOAD_GLOBAL NULL + torch",
+              "answer": {"pushes": "LazyVariableTracker", "does": []},
+              "truth": {"pushes": "LazyVariableTracker", "does": []}, "correct": True}
+    v.set_state({"predictions": [answer], "predict": True})
+    assert v.predictions == [answer] and v.predict
+    v.predictions = []
+    assert v.get_state("predictions") == {"predictions": []}
 
 
 def test_the_text_repr_is_stable_and_names_every_compile(viewer_recording):
     v = TraceViewer(viewer_recording)
     expected = ("TraceViewer(4 compile(s): "
                 + "; ".join(c.title() for c in viewer_recording.compiles)
-                + f"; {viewer_recording.steps} steps)")
+                + f"; {viewer_recording.step_count} steps)")
     assert repr(v) == expected
-    assert v._repr_mimebundle_()["text/plain"] == expected  # not cut at 110 characters
+    bundle = v._repr_mimebundle_()
+    data = bundle[0] if isinstance(bundle, tuple) else bundle
+    assert data["text/plain"] == expected  # not cut at 110 characters
+    assert "application/vnd.jupyter.widget-view+json" in data
     v.step = 3
     assert repr(v) == expected
     assert repr(TraceViewer(viewer_recording)) == expected  # no ids, no addresses
 
 
-def test_a_recording_read_back_from_json_shows_the_same_panes(viewer_recording):
-    again = Recording.from_json(viewer_recording.to_json())
-    a, b = TraceViewer(viewer_recording, compile="1/0"), TraceViewer(again, compile="1/0")
-    for i in range(len(a.compile.steps)):
-        a.step = b.step = i
-        for pane in ("source", "bytecode", "stack", "guards", "caption"):
-            assert getattr(a, pane).value == getattr(b, pane).value, (pane, i)
+def test_the_front_end_is_the_package_module_and_stylesheet(viewer_recording):
+    v = TraceViewer(viewer_recording)
+    assert v._esm == (HERE / "viewer.js").read_text(encoding="utf-8")
+    assert v._css == CSS
+    assert "export default { render }" in v._esm
+    pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    assert '"*.js"' in pyproject and '"*.css"' in pyproject   # shipped as package data
+    assert re.search(r'"anywidget[<>=.,\d]*"', pyproject)
 
 
-def test_an_empty_recording_says_nothing_was_compiled():
-    v = TraceViewer(Recording())
-    assert "Nothing was compiled" in v.summary.value
-    assert v.forward.disabled and v.selector.disabled
-    assert repr(v) == "TraceViewer(0 compile(s); 0 steps)"
+def test_every_synced_value_can_be_sent_as_a_kernel_message(viewer_recording):
+    from ipywidgets.widgets.widget import _remove_buffers
+    from jupyter_client.session import json_packer
 
-
-def test_an_exception_that_ended_the_recording_is_shown_in_the_header(viewer_recording):
-    r = Recording.from_json(viewer_recording.to_json())
-    r.ended_by = "ZeroDivisionError: division by zero"
-    v = TraceViewer(r)
-    assert "ZeroDivisionError: division by zero" in v.header.value
-    assert "dl-error" in v.header.value
+    state, paths, buffers = _remove_buffers(TraceViewer(viewer_recording).get_state())
+    json_packer(state)
+    assert sorted(paths) == [["data"], ["graphs"]] and all(len(b) for b in buffers)
 
 
 def test_importing_widgets_imports_neither_torch_nor_is_imported_by_capture():
-    import subprocess
-    import sys
-
-    code = ("import sys, widgets, widgets.panes, widgets.graphview, widgets.viewer; "
+    code = ("import sys, widgets, widgets.graphview, widgets.viewer; "
             "print('torch' in sys.modules); "
             "[sys.modules.pop(m) for m in list(sys.modules) if m.split('.')[0] == 'widgets']; "
             "import capture, capture.recorder; print('widgets' in sys.modules)")
@@ -248,11 +156,94 @@ def test_importing_widgets_imports_neither_torch_nor_is_imported_by_capture():
     assert out == ["False", "False"]
 
 
-def test_fit_graph_toggles_a_class_without_sending_the_drawing_again(viewer_recording):
-    v = TraceViewer(viewer_recording, compile="0/0_1")
-    sent = []
-    v.drawing.observe(sent.append, "value")
-    v.fit.value = True
-    assert "dl-fit" in v.drawing._dom_classes
-    v.fit.value = False
-    assert "dl-fit" not in v.drawing._dom_classes and sent == []
+# -- the graph's layout ---------------------------------------------------------------------------
+
+def test_the_layout_places_every_node_the_compile_made_and_every_edge_between_them(viewer_recording):
+    for c in viewer_recording.compiles:
+        g = graphview.layout(c)
+        assert "error" not in g, "needs graphviz's dot (apt-get install graphviz)"
+        assert sorted(n["node"] for n in g["nodes"]) == list(range(len(c.nodes)))
+        for n in g["nodes"]:
+            node = c.nodes[n["node"]]
+            assert n["lines"] == graphview.label_lines(node)
+            assert len(n["text"]) == len(n["lines"])
+            for x, y in n["text"]:
+                assert 0 <= x <= g["width"] and 0 <= y <= g["height"]
+        expected = {(c.nodes.index(next(m for m in c.nodes if m.name == i)), k)
+                    for k, n in enumerate(c.nodes) for i in n.inputs
+                    if any(m.name == i for m in c.nodes)}
+        assert {(e["tail"], e["head"]) for e in g["edges"]} == expected
+
+
+def test_the_layout_is_numbers_and_paths_with_the_labels_as_plain_strings(viewer_recording):
+    g = graphview.layout(viewer_recording.compile("0/0_1"))
+    for n in g["nodes"]:
+        kind, *geometry = n["shape"]
+        assert kind in ("ellipse", "path", "polygon")
+        if kind != "ellipse":
+            assert re.fullmatch(r"[MC0-9., -]+", geometry[0])
+    for e in g["edges"]:
+        assert re.fullmatch(r"M[C0-9., -]+", e["path"]) and re.fullmatch(r"[0-9., -]+", e["arrow"])
+
+
+def test_a_node_renamed_by_a_store_gets_a_box_wide_enough_for_both_names(viewer_recording):
+    c = viewer_recording.compile("0/0_1")
+    renamed = next(n for n in c.nodes if n.created_name and n.created_name != n.name)
+    assert (renamed.created_name, renamed.name) == ("sin", "y")
+    assert f'"{renamed.created_name}\\n' in graphview.dot_source(c)
+
+
+def test_without_the_dot_program_the_layout_says_what_to_install(viewer_recording, monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    g = graphview.layout(viewer_recording.compile("2/0"))
+    assert g == {"error": "the `dot` program is missing (Debian: apt-get install graphviz)"}
+    state = viewer_state(viewer_recording)   # the viewer then lists the nodes as text
+    assert all("error" in layout for layout in json.loads(gzip.decompress(state["graphs"])))
+
+
+def test_dot_reads_quotes_and_backslashes_in_labels_as_themselves():
+    from capture import Compile, Node
+
+    odd = 'a"b\\"c\\'
+    c = Compile(compile_id="0/0", code_name="f", filename="f.py", firstlineno=1,
+                nodes=[Node(name="x", op="call_function", target=odd)])
+    g = graphview.layout(c)
+    assert g["nodes"][0]["lines"] == ["x", odd]
+
+
+# -- the stylesheet ---------------------------------------------------------------------------------
+
+def _rules(css: str) -> list[tuple[str, str]]:
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    return re.findall(r"([^{}]+)\{([^{}]*)\}", css)
+
+
+def test_every_rule_is_scoped_to_the_viewer_and_every_class_is_prefixed():
+    for selector, _ in _rules(CSS):
+        for part in selector.split(","):
+            assert part.strip().startswith(".dl-viewer"), part
+        for cls in re.findall(r"\.([-\w]+)", selector):
+            assert cls.startswith("dl-") or cls in ("node", "edge"), cls   # graphviz's own
+
+
+def test_colours_are_jupyterlab_theme_variables_each_with_a_fallback():
+    for _, body in _rules(CSS):
+        for prop, value in re.findall(r"(?<![-\w])(color|background|fill|stroke|border[-\w]*|outline|accent-color)\s*:\s*([^;]+);", body):
+            value = value.strip()
+            if re.search(r"-(radius|width|style|offset)$", prop):
+                continue
+            if value in ("none", "transparent", "inherit") or re.fullmatch(r"[\d.]+px( solid| dotted)? transparent", value):
+                continue
+            uses = re.findall(r"var\((--[-\w]+)(,\s*[^()]+)?\)", value)
+            assert uses, (prop, value)
+            for name, fallback in uses:
+                assert name.startswith("--jp-") and fallback, (prop, value)
+            bare = re.sub(r"var\([^()]*\)|color-mix\(|in srgb|\d+%|[\d.]+px|solid|dotted|transparent|[,)]", "", value)
+            assert not bare.strip(), (prop, value)
+
+
+def test_long_lines_wrap_or_scroll_inside_their_pane():
+    rules = dict((s.strip(), b) for s, b in _rules(CSS))
+    assert "overflow: auto" in rules[".dl-viewer .dl-pane-body"]
+    assert "overflow-wrap: anywhere" in rules[".dl-viewer .dl-list li"]
+    assert "repeat(2, minmax(0, 1fr))" in rules[".dl-viewer .dl-grid"]

@@ -1,0 +1,52 @@
+// The recording reaches the page once, as gzip-compressed JSON: what the module decodes is
+// exactly what Recording.to_json() wrote, whatever kind of bytes the host hands over.
+import test from "node:test";
+import assert from "node:assert/strict";
+import { viewer, recording, bytes } from "./load.mjs";
+
+const NAMES = ["viewer", "tour", "recompiled", "cleaned"];
+
+for (const name of NAMES) {
+  test(`the ${name} recording decodes to exactly the engine's JSON`, async () => {
+    const decoded = await viewer.decode(bytes(name));
+    assert.deepEqual(decoded, recording(name));
+    assert.equal(decoded.schema, 2);
+  });
+}
+
+test("a DataView, an ArrayBuffer and a Uint8Array all decode the same", async () => {
+  const u8 = bytes("tour");
+  const buffer = u8.buffer.slice(u8.byteOffset, u8.byteOffset + u8.byteLength);
+  // A DataView over a window of a larger buffer, as anywidget hands buffers over.
+  const padded = new Uint8Array(u8.byteLength + 16);
+  padded.set(u8, 8);
+  const view = new DataView(padded.buffer, 8, u8.byteLength);
+  const expected = recording("tour");
+  for (const data of [u8, buffer, view]) assert.deepEqual(await viewer.decode(data), expected);
+});
+
+test("anything else is refused with a clear error", async () => {
+  await assert.rejects(viewer.decode("not bytes"), /expected bytes/);
+  await assert.rejects(viewer.decode(new Uint8Array([1, 2, 3])));
+});
+
+test("every compile has a graph layout naming each of its nodes once, edges between them", async () => {
+  for (const name of NAMES) {
+    const rec = recording(name);
+    const layouts = await viewer.decode(bytes(name, "graphs"));
+    assert.equal(layouts.length, rec.compiles.length);
+    rec.compiles.forEach((c, k) => {
+      const g = layouts[k];
+      assert.ok(!g.error, g.error);
+      assert.deepEqual(g.nodes.map((n) => n.node).sort((a, b) => a - b), c.nodes.map((_, j) => j));
+      for (const n of g.nodes) {
+        assert.equal(n.lines[0], c.nodes[n.node].name);
+        assert.equal(n.text.length, n.lines.length, "one text position per label line");
+      }
+      for (const e of g.edges) {
+        assert.ok(c.nodes[e.head].inputs.includes(c.nodes[e.tail].name), `${e.tail} -> ${e.head}`);
+        assert.match(e.path, /^M[\d., C-]+$/);
+      }
+    });
+  }
+});

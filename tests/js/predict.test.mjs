@@ -1,0 +1,55 @@
+// Predict mode: what it asks before a step, and how an answer is graded.
+import test from "node:test";
+import assert from "node:assert/strict";
+import { viewer, recording, compileById, sinStep } from "./load.mjs";
+
+const { question, grade, EFFECTS, pushedKind } = viewer;
+const rec = recording("viewer");
+
+test("before the call of torch.sin: it pushes a TensorVariable and adds a node", () => {
+  const c = compileById(rec, "0/0_1");
+  const q = question(c, sinStep(c) - 1);
+  assert.equal(q.step, sinStep(c));
+  assert.match(q.instruction, /^CALL/);
+  assert.equal(q.truth.pushes, "TensorVariable");
+  assert.ok(q.truth.does.includes("node"));
+  assert.ok(q.kinds.includes("TensorVariable"));
+});
+
+test("the choices of kind come from the compile: the truth and kinds it pushes elsewhere", () => {
+  for (const c of rec.compiles) {
+    const pushed = new Set(c.steps.map((_, j) => pushedKind(c, j)).filter(Boolean));
+    for (let i = 0; i < c.steps.length - 1; i++) {
+      const q = question(c, i);
+      assert.ok(q.kinds.length <= 3 && new Set(q.kinds).size === q.kinds.length);
+      assert.ok(q.kinds.every((k) => pushed.has(k)), `${c.compile_id} step ${i}: ${q.kinds}`);
+      if (q.truth.pushes) assert.ok(q.kinds.includes(q.truth.pushes));
+      assert.deepEqual([...q.kinds].sort(), q.kinds, "in a fixed order that gives nothing away");
+      assert.ok(q.truth.does.every((d) => EFFECTS.some((e) => e[0] === d)));
+    }
+    assert.equal(question(c, c.steps.length - 1), null, "nothing to ask at the last step");
+  }
+});
+
+test("the graph break, a return and an inlined call are asked about as such", () => {
+  const c = compileById(rec, "0/0_1");
+  assert.ok(question(c, c.graph_break.step - 1).truth.does.includes("break"));
+  const resume = compileById(rec, "1/0");
+  const enter = resume.steps.findIndex((s, j) => j > 0 && s.depth > resume.steps[j - 1].depth);
+  const q = question(resume, enter - 1);
+  assert.ok(q.truth.does.includes("inline"));
+  assert.match(q.instruction, /^CALL/, "the instruction about to run is the caller's call");
+  assert.equal(q.truth.pushes, null);
+  const ret = resume.steps.findIndex((s) => s.opname === "RETURN_VALUE");
+  assert.ok(question(resume, ret - 1).truth.does.includes("return"));
+});
+
+test("an answer is right only when the kind and every effect are right", () => {
+  const c = compileById(rec, "0/0_1");
+  const q = question(c, sinStep(c) - 1);
+  assert.equal(grade(q, { pushes: q.truth.pushes, does: [...q.truth.does] }), true);
+  assert.equal(grade(q, { pushes: q.truth.pushes, does: [...q.truth.does].reverse() }), true);
+  assert.equal(grade(q, { pushes: q.truth.pushes, does: [] }), false);
+  assert.equal(grade(q, { pushes: null, does: [...q.truth.does] }), false);
+  assert.equal(grade(q, { pushes: q.truth.pushes, does: [...q.truth.does, "return"] }), false);
+});
