@@ -4,7 +4,7 @@ would print, gathered in one place, for terminals, tests and nbval."""
 from __future__ import annotations
 
 from .recording import Compile, Recording
-from .text import visible
+from .text import guard_where, visible
 
 RULE = "=" * 78
 
@@ -75,8 +75,7 @@ def _compile_text(c: Compile) -> str:
     out.append("\nguards:")
     if c.guard_details:
         for g in c.guard_details:
-            step = f"step {g.step}" if g.step is not None else (
-                "ambient" if g.ambient else "after tracing")
+            step = guard_where(None, None, ambient=g.ambient, step=g.step)
             where = f"    # {g.where}" if g.lineno else ""
             out.append(f"  [{step}] {g.text}{where}")
     else:
