@@ -4,7 +4,8 @@
 
 Each notebook in notebooks/ becomes one page through nbconvert's JupyterLab template
 (widgets/templates/dynamo_lab_site extends it): prose, code and stored outputs as
-JupyterLab shows them. START.ipynb becomes index.html. What nbconvert would load from
+JupyterLab shows them. START.ipynb becomes index.html; a Markdown document beside the
+lessons (a glossary) becomes a page too. What nbconvert would load from
 CDNs (require.js, the widget manager, MathJax, Mermaid) is left out; instead each
 viewer a lesson stored is replaced by a standalone viewer (widgets/page.py) made from
 the widget state the notebook saved, which carries the recording. Links between
@@ -68,6 +69,7 @@ class Lesson:
     path: Path
     page: str       # file name of the page: index.html for START
     title: str
+    in_course: bool = True   # False for a Markdown document (a glossary): no prev/next
 
 
 @dataclass
@@ -99,7 +101,8 @@ def _title(nb: Any, fallback: str) -> str:
 
 
 def lessons(folder: Path) -> list[tuple[Lesson, Any]]:
-    """The notebooks of `folder`, START first, then by name, each with its notebook."""
+    """The notebooks of `folder`, START first, then by name, each with its notebook; then
+    its Markdown documents (a glossary the lessons link to), each as a one-cell notebook."""
     import nbformat
 
     paths = sorted(p for p in folder.glob("*.ipynb") if not p.name.startswith("."))
@@ -112,6 +115,10 @@ def lessons(folder: Path) -> list[tuple[Lesson, Any]]:
             raise SiteError(f"cannot read {path}: {type(e).__name__}: {e}") from None
         name = "index.html" if path.stem == START else f"{path.stem}.html"
         out.append((Lesson(path, name, _title(nb, path.stem)), nb))
+    for path in sorted(folder.glob("*.md")):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
+            path.read_text(encoding="utf-8"))])
+        out.append((Lesson(path, f"{path.stem}.html", _title(nb, path.stem), in_course=False), nb))
     return out
 
 
@@ -187,11 +194,15 @@ def _exercise_html(lesson: Lesson, binder: str | None) -> str:
     return f'<div class="dl-exercise">{text}.</div>'
 
 
-def _nav(all_lessons: list[Lesson], k: int) -> str:
+def _nav(all_lessons: list[Lesson], lesson: Lesson) -> str:
     def link(lesson: Lesson, cls: str, text: str) -> str:
         return f'<a class="{cls}" href="{html.escape(lesson.page)}">{html.escape(text)}</a>'
 
     parts = [link(all_lessons[0], "dl-site-home", "Dynamo Lab")]
+    course = [item for item in all_lessons if item.in_course]
+    if lesson not in course:
+        return parts[0]
+    all_lessons, k = course, course.index(lesson)
     if k > 0:
         prev = all_lessons[k - 1]
         parts.append(link(prev, "dl-site-prev", f"← {prev.title}"))
@@ -202,14 +213,15 @@ def _nav(all_lessons: list[Lesson], k: int) -> str:
 
 
 def _relink(text: str, pages: dict[str, str]) -> str:
-    """Links to a lesson's notebook (`02_x.ipynb#part`) lead to its page."""
+    """Links to a lesson's notebook (`02_x.ipynb#part`) or a document (`GLOSSARY.md`) lead
+    to its page."""
     def swap(m: re.Match[str]) -> str:
         name = m.group(2)
         if name not in pages:
             return m.group(0)
         return f'{m.group(1)}{pages[name]}{m.group(3) or ""}"'
 
-    return re.sub(r'(href=")([^"#?/:]+\.ipynb)(#[^"]*)?"', swap, text)
+    return re.sub(r'(href=")([^"#?/:]+\.(?:ipynb|md))(#[^"]*)?"', swap, text)
 
 
 def render(lesson: Lesson, nb: Any, all_lessons: list[Lesson], binder: str | None,
@@ -217,7 +229,6 @@ def render(lesson: Lesson, nb: Any, all_lessons: list[Lesson], binder: str | Non
     """One lesson as a page (HTML text)."""
     from nbconvert import HTMLExporter
 
-    k = [item.path for item in all_lessons].index(lesson.path)
     viewers = stored_viewers(nb)
     module = page.module_source()
     stale = any(esm is not None and esm != module for _, esm in viewers.values())
@@ -246,7 +257,7 @@ def render(lesson: Lesson, nb: Any, all_lessons: list[Lesson], binder: str | Non
     resources = {"dl": {
         "csp": page.csp(nonce),
         "style": page.style_html() + f"<style>{SITE_CSS}</style>",
-        "nav": _nav(all_lessons, k),
+        "nav": _nav(all_lessons, lesson),
         "exercise": _exercise_html(lesson, binder),
         "module": "",   # set below once we know whether the page has a viewer
     }, "metadata": {"name": lesson.title, "path": str(lesson.path.parent)}}

@@ -1,0 +1,306 @@
+"""The course as a static site (`./lab site`): built from the real lessons, read in Chromium.
+
+`widgets.site.build` turns every notebook of notebooks/ into a page through
+nbconvert's JupyterLab template; each viewer a lesson stored becomes a standalone
+viewer made from the widget state the notebook saved. The pages are checked as
+files (prose, code, outputs, links, exercises, nothing from outside) and then
+opened from file:// in Debian's Chromium with every other request refused: a lesson
+link is followed, a viewer steps, the bar leads to the next lesson.
+
+    .venv/bin/python -m pytest tests/test_site.py      # -m "not browser" skips Chromium
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from widgets import site
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+READY = 30_000
+BINDER = "example-owner/dynamo-lab"
+STEP = re.compile(r"step (\d+) / (\d+)")
+
+WATCH_JS = """
+window.__dlRefused = [];
+document.addEventListener("securitypolicyviolation",
+    (e) => window.__dlRefused.push(e.violatedDirective + " " + e.blockedURI));
+"""
+
+
+def lesson_paths() -> list[Path]:
+    return sorted(NOTEBOOKS.glob("*.ipynb"))
+
+
+def viewer_outputs(nb) -> list[str]:
+    """The model ids of the widget views a notebook's outputs show."""
+    return [o["data"][site.WIDGET_VIEW]["model_id"]
+            for cell in nb.cells if cell.cell_type == "code"
+            for o in cell.get("outputs", []) if site.WIDGET_VIEW in o.get("data", {})]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("site")
+    report = site.build(NOTEBOOKS, out, binder=BINDER)
+    return out, report
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+        self.srcs: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if name == "href" and value:
+                self.hrefs.append(value)
+            if name == "src" and value:
+                self.srcs.append(value)
+
+
+def links(html: str) -> _Links:
+    reader = _Links()
+    reader.feed(html)
+    return reader
+
+
+# -- the files ---------------------------------------------------------------------------------
+
+def test_every_lesson_becomes_a_page_and_start_is_the_index(built):
+    out, report = built
+    names = {p.name for p in report.pages}
+    expected = {"index.html" if p.stem == "START" else f"{p.stem}.html" for p in lesson_paths()}
+    expected |= {f"{p.stem}.html" for p in NOTEBOOKS.glob("*.md")}   # a glossary, say
+    assert names == expected
+    assert {p.name for p in out.iterdir()} == expected
+
+
+@pytest.mark.parametrize("lesson", lesson_paths(), ids=lambda p: p.stem)
+def test_a_page_holds_the_lessons_prose_code_and_stored_outputs(built, lesson):
+    out, _ = built
+    nb = nbformat.read(lesson, as_version=4)
+    page = out / ("index.html" if lesson.stem == "START" else f"{lesson.stem}.html")
+    text = page.read_text(encoding="utf-8")
+    title = site._title(nb, lesson.stem)
+    assert f"<title>{title}" in text.replace("&amp;", "&") or title in text
+    body = re.sub(r"<[^>]+>", "", text)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            words = re.findall(r"[A-Za-z]{6,}", cell.source)
+            if words:
+                assert words[0] in body, f"prose missing: {words[0]!r}"
+        elif cell.cell_type == "code" and cell.source.strip():
+            first = re.findall(r"[A-Za-z_]{4,}", cell.source)
+            if first:
+                assert first[0] in body, f"code missing: {first[0]!r}"
+            for o in cell.get("outputs", []):
+                if o.get("output_type") == "stream":
+                    words = re.findall(r"[A-Za-z]{6,}", o["text"])
+                    if words:
+                        assert words[0] in body, f"output missing: {words[0]!r}"
+
+
+def test_no_page_loads_anything_from_outside(built):
+    out, _ = built
+    for page in out.glob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        found = links(text)
+        assert found.srcs == [], f"{page.name} loads {found.srcs}"
+        assert "require.js" not in text and "cdnjs" not in text and "unpkg" not in text
+        assert "default-src 'none'" in text
+        # The notebook's whole widget state is not dumped into the page.
+        assert site.WIDGET_STATE not in text
+
+
+def test_links_between_lessons_lead_to_their_pages(built):
+    out, _ = built
+    seen = set()
+    for page in out.glob("*.html"):
+        for href in links(page.read_text(encoding="utf-8")).hrefs:
+            if href.startswith(("#", "http://", "https://", "mailto:")):
+                continue
+            target = href.split("#")[0]
+            assert not target.endswith(".ipynb"), f"{page.name} links to a notebook: {href}"
+            assert (out / target).is_file(), (
+                f"{page.name} links to {href}, which is neither a lesson nor a document of "
+                "notebooks/ (the link is broken in JupyterLab too)")
+            seen.add(target)
+    assert "index.html" in seen and len(seen) == len(list(out.glob("*.html")))
+
+
+def test_every_exercise_points_to_jupyterlab_and_binder(built):
+    out, _ = built
+    checked = 0
+    for lesson in lesson_paths():
+        nb = nbformat.read(lesson, as_version=4)
+        checks = sum(1 for c in nb.cells if c.cell_type == "code" and site._CHECK.search(c.source))
+        page = out / ("index.html" if lesson.stem == "START" else f"{lesson.stem}.html")
+        text = page.read_text(encoding="utf-8")
+        assert text.count('class="dl-exercise"') == checks, lesson.name
+        if checks:
+            url = (f"https://mybinder.org/v2/gh/{BINDER}/HEAD?urlpath=lab/tree/notebooks/"
+                   f"{lesson.name}")
+            assert url in text.replace("&amp;", "&")
+            assert f"notebooks/{lesson.name}" in text and "./lab" in text
+            checked += 1
+    assert checked > 0, "no lesson has an exercise"
+
+
+def test_the_lessons_store_the_recording_of_every_viewer_they_show(built):
+    _, report = built
+    missing = []
+    shown = 0
+    for lesson in lesson_paths():
+        nb = nbformat.read(lesson, as_version=4)
+        stored = site.stored_viewers(nb)
+        for model_id in viewer_outputs(nb):
+            shown += 1
+            if model_id not in stored:
+                missing.append(lesson.name)
+    assert not missing, (
+        f"lessons show viewers whose recording they did not store: {sorted(set(missing))}; "
+        "execute them so that the widget state is saved, e.g. jupyter nbconvert --to notebook "
+        "--execute --inplace notebooks/NAME.ipynb")
+    assert report.viewers == shown > 0
+
+
+# -- a lesson executed here: its viewer stored and shown ------------------------------------------
+
+LESSON = {
+    "cells": [
+        {"cell_type": "markdown", "metadata": {}, "source": "# A tiny lesson\n\nSee [the start](START.ipynb)."},
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+         "source": "%load_ext widgets\nimport torch"},
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+         "source": "%%capture_trace\n@torch.compile(backend=\"eager\")\ndef f(x):\n"
+                   "    s = \"<script>alert('dl')</script>\"\n    return x.sin() + len(s)\n"
+                   "f(torch.ones(3))"},
+    ],
+    "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    "nbformat": 4, "nbformat_minor": 5,
+}
+START = {"cells": [{"cell_type": "markdown", "metadata": {},
+                    "source": "# Start\n\n[The tiny lesson](01_tiny.ipynb)"}],
+         "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+
+
+@pytest.fixture(scope="module")
+def executed_site(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("lessons")
+    (folder / "01_tiny.ipynb").write_text(json.dumps(LESSON), encoding="utf-8")
+    (folder / "START.ipynb").write_text(json.dumps(START), encoding="utf-8")
+    out = tmp_path_factory.mktemp("executed-site")
+    report = site.build(folder, out, execute_first=True)
+    return out, report
+
+
+def test_an_executed_lesson_stores_its_viewer_and_the_site_makes_it_standalone(executed_site):
+    out, report = executed_site
+    assert report.viewers == 1, report.notes
+    text = (out / "01_tiny.html").read_text(encoding="utf-8")
+    assert text.count("data-dl-viewer=") == 1 and 'id="dl-viewer-module"' in text
+    assert 'class="dl-missing-viewer"' not in text
+    assert "<script>alert" not in text   # the program's string is inside the gzip, base64
+
+
+# -- in the browser ------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} not found: ./lab test installs it (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api",
+                                   reason="playwright is not installed (pip install -e .[dev])")
+    with sync_api.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def tab(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    seen = {"blocked": [], "dialogs": [], "errors": []}
+
+    def route(r):
+        if r.request.url.startswith(("file:", "blob:", "data:")):
+            r.continue_()
+        else:
+            seen["blocked"].append(r.request.url)
+            r.abort()
+
+    context.route("**/*", route)
+    page = context.new_page()
+    page.add_init_script(WATCH_JS)
+    page.on("dialog", lambda d: (seen["dialogs"].append(d.message), d.dismiss()))
+    page.on("pageerror", lambda e: seen["errors"].append(str(e)))
+    page.on("console", lambda m: seen["errors"].append(m.text) if m.type == "error" else None)
+    yield page, seen
+    assert seen["blocked"] == [], f"requests outside the files: {seen['blocked']}"
+    assert seen["dialogs"] == [] and seen["errors"] == [], seen
+    assert page.evaluate("window.__dlRefused") == []
+    context.close()
+
+
+def _step(root) -> tuple[int, int]:
+    m = STEP.search(root.locator(".dl-stepno").first.text_content())
+    assert m
+    return int(m[1]), int(m[2])
+
+
+@pytest.mark.browser
+def test_the_site_opens_from_file_follows_lesson_links_and_steps_a_viewer(built, tab):
+    out, report = built
+    page, _ = tab
+    page.goto((out / "index.html").as_uri())
+    linked = [h for h in links((out / "index.html").read_text(encoding="utf-8")).hrefs
+              if h.endswith(".html") and h != "index.html"]
+    lesson = next((out / h for h in linked
+                   if "data-dl-viewer=" in (out / h).read_text(encoding="utf-8")), None)
+    if lesson is None:
+        pytest.fail("no lesson that START links to has a stored viewer: execute the lessons "
+                    "so that their widget state is saved (see the test above)")
+    page.locator(f"main a[href='{lesson.name}']").first.click()
+    page.wait_for_url(lesson.as_uri())
+    root = page.locator(".dl-viewer").first
+    page.wait_for_selector(".dl-viewer[data-ready='1']", timeout=READY)
+    i, n = _step(root)
+    assert n > 0
+    root.locator("button").filter(has_text=re.compile("^forward")).first.click()
+    assert _step(root) == (i + 1, n)
+    # The bar leads on to the next lesson, and home.
+    nxt = page.locator("nav.dl-site-nav a.dl-site-next").first
+    target = nxt.get_attribute("href")
+    nxt.click()
+    page.wait_for_url((out / target).as_uri())
+    page.locator("nav.dl-site-nav a.dl-site-home").first.click()
+    page.wait_for_url((out / "index.html").as_uri())
+
+
+@pytest.mark.browser
+def test_an_executed_lessons_page_steps_with_its_program_text_shown_as_text(executed_site, tab):
+    out, _ = executed_site
+    page, _ = tab
+    page.goto((out / "01_tiny.html").as_uri())
+    page.wait_for_selector(".dl-viewer[data-ready='1']", timeout=READY)
+    root = page.locator(".dl-viewer").first
+    root.locator("button").filter(has_text=re.compile("^last")).first.click()
+    i, n = _step(root)
+    assert i == n > 0
+    assert "<script>alert('dl')</script>" in root.locator(".dl-source").inner_text()
+    page.locator("main a[href='index.html']").first.click()
+    page.wait_for_url((out / "index.html").as_uri())
