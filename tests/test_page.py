@@ -6,19 +6,23 @@ URLs through and notes anything else. The page must step, follow provenance link
 and run predict mode with nothing but itself, and the hostile-text recordings of
 tests/hostile.py must stay text: no dialog opens, no element or handler from the
 program appears, and the page's Content-Security-Policy never has to refuse anything
-(a refusal would mean some text became markup).
+(a refusal would mean some text became markup). Last, the page `%%capture_trace --html`
+writes and the widget the same cell shows in JupyterLab are stepped side by side, and
+show the same text after every action.
 
     .venv/bin/python -m pytest tests/test_page.py        # -m "not browser" skips the browser
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 
 import hostile
+import lab_server
 from widgets import page as page_export
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
@@ -303,3 +307,117 @@ def test_hostile_text_stays_text_at_every_step_of_every_compile(opened, hostile_
         assert "<script>alert('dl')</script>" in o.page.locator("body").inner_text()
     assert o.page.title().endswith(hostile.TEXT)
     o.assert_quiet()
+
+
+# -- the page and the widget show the same thing --------------------------------------------------
+
+WIDGET_PROGRAM = '''\
+def helper(a):
+    return a * 2
+
+
+@torch.compile(backend="eager")
+def f(x):
+    y = torch.sin(x)
+    print("a graph break")
+    return helper(y) + 1
+
+
+f(torch.ones(4))
+f(torch.ones(8))'''
+KERNEL_START = 90_000
+RUN_ALL = 120_000
+SAME = 10_000   # ms for both to show the same text after an action (a few ms in practice)
+
+TEXT_JS = "el => el.innerText.replace(/\\s+/g, ' ').trim()"
+
+
+def _run_all(page) -> None:
+    """Run menu, Run All Cells; once more if no cell has started within a few seconds."""
+    started = ("[...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]"
+               ".some(p => /\\[(\\*|\\d+)\\]/.test(p.textContent))")
+    for attempt in range(2):
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.locator("[data-command='runmenu:run-all']").click()
+        try:
+            page.wait_for_function(f"() => {started}", timeout=15_000)
+            return
+        except Exception:
+            if attempt:
+                raise
+            page.keyboard.press("Escape")
+
+
+@pytest.fixture(scope="module")
+def widget_and_page(browser, tmp_path_factory):
+    """The same recording twice: as the widget in JupyterLab, and as the page the magic wrote."""
+    home = tmp_path_factory.mktemp("lab")
+    root = home / "notebooks"
+    root.mkdir()
+    exported = home / "from_the_magic.html"
+    cells = ["%load_ext widgets\nimport torch",
+             f"%%capture_trace --html {exported}\n{WIDGET_PROGRAM}"]
+    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "execution_count": None,
+                           "outputs": [], "source": c} for c in cells],
+                "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                            "language": "python"}},
+                "nbformat": 4, "nbformat_minor": 5}
+    (root / "same.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    with lab_server.running(root, home / "state") as lab:
+        context = browser.new_context(viewport=VIEWPORT)
+        lab_page = context.new_page()
+        try:
+            lab_page.goto(lab.url("lab/tree/same.ipynb"))
+            lab_page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for(timeout=KERNEL_START)
+            lab_page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").click()
+            lab_page.locator(".jp-Notebook .jp-Cell").first.click()
+            _run_all(lab_page)
+            lab_page.wait_for_selector(".dl-viewer[data-ready='1']", timeout=RUN_ALL)
+            said = lab_page.locator(".jp-OutputArea-output").filter(has_text="wrote").first
+            said.wait_for(timeout=RUN_ALL)
+            assert str(exported) in said.text_content()
+            standalone = Opened(browser, exported)
+            try:
+                yield lab_page, standalone
+            finally:
+                standalone.close()
+        finally:
+            context.close()
+
+
+def _same_text(widget_root, page_root) -> str:
+    """Wait until the widget and the page show the same text; that text."""
+    deadline = SAME
+    wanted = page_root.evaluate(TEXT_JS)
+    try:
+        widget_root.page.wait_for_function(
+            f"([el, want]) => ({TEXT_JS})(el) === want",
+            arg=[widget_root.element_handle(), wanted], timeout=deadline)
+    except Exception:
+        shown = widget_root.evaluate(TEXT_JS)
+        at = next((k for k, (a, b) in enumerate(zip(shown, wanted)) if a != b),
+                  min(len(shown), len(wanted)))
+        raise AssertionError(f"the widget and the page differ at character {at}:\n"
+                             f"widget: …{shown[max(at - 80, 0):at + 80]}…\n"
+                             f"page:   …{wanted[max(at - 80, 0):at + 80]}…") from None
+    return wanted
+
+
+def test_the_page_and_the_widget_show_the_same_text_at_the_same_step(widget_and_page):
+    lab_page, standalone = widget_and_page
+    widget = lab_page.locator(".dl-viewer").first
+    page = standalone.root()
+    seen = {_same_text(widget, page)}
+    actions = ["forward", "forward", "forward", "next node", "next guard", "graph break", "last"]
+    for k in (0, 2, 3):    # [0/0], its resume function [1/0], the recompile [0/1]
+        for root in (widget, page):
+            root.locator("select").first.select_option(index=k)
+        seen.add(_same_text(widget, page))
+        for action in actions:
+            for root in (widget, page):
+                button = root.locator("button").filter(has_text=re.compile(f"^{action}")).first
+                if button.is_enabled():
+                    button.click()
+            seen.add(_same_text(widget, page))
+    assert len(seen) > 10, "the actions did not change what was shown"
+    standalone.assert_quiet()
