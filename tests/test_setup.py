@@ -90,6 +90,15 @@ def test_readme_opens_with_the_two_commands():
     assert block == ["./lab", "./lab test"]
 
 
+def test_the_other_torch_leaves_out_only_test_files_that_exist():
+    # A renamed file would otherwise run on 2.14 unnoticed, or a typo leave a file in.
+    found = re.search(r"^OTHER_TORCH_IGNORE=\(([^)]*)\)", LAB.read_text(), re.MULTILINE)
+    assert found, "./lab sets no OTHER_TORCH_IGNORE"
+    left_out = found[1].split()
+    assert "tests/test_browser.py" in left_out and "tests/test_setup.py" in left_out
+    assert [path for path in left_out if not (ROOT / path).is_file()] == []
+
+
 def test_ci_runs_the_readme_test_command_then_the_other_torch_and_fails_if_either_fails(tmp_path):
     ci = ROOT / ".ci" / "run"
     assert os.access(ci, os.X_OK), ".ci/run must be executable"
