@@ -20,7 +20,7 @@ from typing import Any
 
 from . import internals
 from .bytecode import code_info, disassemble_code, step_fields, walked_rows
-from .graph import describe_node
+from .graph import describe_node, node_name
 from .guards import describe_guard
 from .recording import Compile, GraphBreak, Outcome, ResumeFunction, Step
 from .text import MAX_NAME, MESSAGE_LIMIT, listing, shorten
@@ -57,6 +57,7 @@ class Attempt:
         self.last_locals: dict[int, tuple] = {}
         self.code_index: dict[Any, int] = {code: 0}
         self.top: Any = None  # the top of the stack after the last step (what STORE_* stores)
+        self._names: dict[str, str] = {}  # local name -> as recorded
         # Guards present before the first instruction are the ambient ones that
         # OutputGraph installs for every frame (global state, default device, ...).
         guards = internals.guard_set(output)
@@ -135,12 +136,19 @@ class Attempt:
                 return out
         ids = self.reader.indices(values)
         changing = self.reader.may_change(values)
-        out = dict(zip(key[0], ids))
+        out = dict(zip(map(self._local_name, key[0]), ids))
         if last is not None and last[1] == out:
             out = last[1]  # share the unchanged dict between steps
         # Every tracker read stays alive in the reader, so the ids in `key` stay theirs.
         self.last_locals[id(tx)] = (key, out, changing, ids)
         return out
+
+    def _local_name(self, name: str) -> str:
+        """A local's name as records keep it (names come from the program's code object)."""
+        shown = self._names.get(name)
+        if shown is None:
+            shown = self._names[name] = shorten(name, MAX_NAME)
+        return shown
 
     def _renamed(self, index: int) -> list[tuple[str, str]] | tuple[()]:
         """Nodes the store just renamed: `STORE_FAST y` names the node of the value it
@@ -148,10 +156,10 @@ class Attempt:
         node = internals.tracker_node(self.top, internals.lazy_tracker_class()) \
             if self.top is not None else None
         known = self.known_nodes.get(id(node)) if node is not None else None
-        if known is None or known[0].name == known[2]:
+        if known is None or node_name(known[0]) == known[2]:
             return ()
         _, i, old = known
-        new = node.name
+        new = node_name(node)
         self.known_nodes[id(node)] = (node, i, new)
         c = self.compile
         record = c.nodes[i]
@@ -222,9 +230,9 @@ class Attempt:
         c = self.compile
         names = []
         for node in added:
-            known[id(node)] = (node, len(c.nodes), node.name)
+            known[id(node)] = (node, len(c.nodes), node_name(node))
             c.nodes.append(describe_node(node, index))
-            names.append(node.name)
+            names.append(node_name(node))
         self.graph_n, self.graph_tail = n, tail
         return names
 
@@ -285,7 +293,7 @@ class Attempt:
             line = linecache.getline(code.co_filename, lineno).strip() if lineno else ""
         return GraphBreak(reason=break_reason(reason, exc), lineno=lineno,
                           line=shorten(line, MAX_NAME) if line else None,
-                          code_name=code_name, step=len(self.compile.steps),
+                          code_name=shorten(code_name, MAX_NAME), step=len(self.compile.steps),
                           explanation=explanation(exc))
 
     def graph_break(self, tx: Any, reason: str, exc: BaseException) -> GraphBreak:
@@ -307,13 +315,13 @@ class Attempt:
         if storing:
             self.pending_nodes += self.new_nodes(len(c.steps))
         self.final_names()
-        final = {node.name: node for node in gm.graph.nodes}
+        final = {node_name(node): node for node in gm.graph.nodes}
         for i, record in enumerate(c.nodes):
             node = final.get(record.name)
             if node is None:
                 c.nodes[i] = replace(record, in_graph=False)
             else:
-                c.nodes[i] = replace(record, inputs=tuple(n.name for n in node.all_input_nodes))
+                c.nodes[i] = replace(record, inputs=tuple(node_name(n) for n in node.all_input_nodes))
         recorded = {record.name for record in c.nodes}
         for name, node in final.items():
             if name not in recorded:
@@ -329,8 +337,8 @@ class Attempt:
         c = self.compile
         for node, i, _ in self.known_nodes.values():
             record = c.nodes[i]
-            if node.name != record.name:
-                c.nodes[i] = replace(record, name=node.name,
+            if node_name(node) != record.name:
+                c.nodes[i] = replace(record, name=node_name(node),
                                      created_name=record.created_name or record.name)
         renamed = {r.created_name: r.name for r in c.nodes
                    if r.created_name is not None and r.created_name != r.name}
@@ -350,9 +358,11 @@ class Attempt:
                 resume_code = getattr(fn, "__code__", None)
                 if resume_code is not None:
                     c.resume_functions.append(ResumeFunction(
-                        global_name=name, code_name=resume_code.co_name,
+                        global_name=shorten(name, MAX_NAME),
+                        code_name=shorten(resume_code.co_name, MAX_NAME),
                         bytecode=listing(disassemble_code(resume_code)),
-                        argnames=resume_code.co_varnames[:resume_code.co_argcount]))
+                        argnames=tuple(shorten(a, MAX_NAME) for a in
+                                       resume_code.co_varnames[:resume_code.co_argcount])))
 
 
 def outcome_of(*, error: BaseException | None, falls_back: bool, guarded: bool,

@@ -27,12 +27,18 @@ def target_name(target: Any) -> str:
     return f"{module}.{name}"
 
 
+def node_name(node: Any) -> str:
+    """A node's name as records keep it (FX names can be as long as an attribute's)."""
+    return shorten(node.name, MAX_NAME)
+
+
 def describe_node(node: Any, step: int | None) -> Node:
     args = ", ".join([repr(a) for a in node.args] + [f"{k}={v!r}" for k, v in node.kwargs.items()])
     shape, dtype = None, None
     value = example_value(node)
     if value is not None:
         shape, dtype = tensor_meta(value)
-    return Node(name=node.name, op=node.op, target=shorten(target_name(node.target), MAX_NAME),
-                args=shorten(args, MAX_NAME), inputs=tuple(n.name for n in node.all_input_nodes),
+    return Node(name=node_name(node), op=node.op,
+                target=shorten(target_name(node.target), MAX_NAME), args=shorten(args, MAX_NAME),
+                inputs=tuple(node_name(n) for n in node.all_input_nodes),
                 shape=shape, dtype=dtype, step=step)

@@ -36,7 +36,7 @@ def describe_guard(g: Any, *, ambient: bool = False, step: int | None = None) ->
     text = f"{f.kind}: {source}" if source else f.kind
     return Guard(text=shorten(text, MESSAGE_LIMIT), kind=f.kind, source=source, ambient=ambient,
                  step=step, lineno=f.lineno, line=shorten(f.line, MAX_NAME) if f.line else None,
-                 code_name=f.code_name)
+                 code_name=shorten(f.code_name, MAX_NAME) if f.code_name else None)
 
 
 def guard_tree_leaves(tree: str) -> list[Leaf]:

@@ -259,11 +259,14 @@ def _detail(v: Any, kind: str) -> tuple[str, str | None]:
                                         "FakeItemVariable"):
             shape, dtype = tensor_meta(example_value(node))
             meta = f"{dtype}{shape}" if dtype else ""
-            return f"{meta} node={node.name}".strip(), node.name
+            name = shorten(node.name, MAX_NAME)
+            return f"{meta} node={name}".strip(), name
         if kind == "SymNodeVariable":
             sym = d.get("sym_num")
-            return f"{type(sym).__name__} {sym} node={node.name}", node.name
-        return f"node={node.name}", node.name
+            name = shorten(node.name, MAX_NAME)
+            return f"{type(sym).__name__} {sym} node={name}", name
+        name = shorten(node.name, MAX_NAME)
+        return f"node={name}", name
     if "value" in d and kind in ("ConstantVariable", "EnumVariable"):
         return repr(d["value"]), None
     if "items" in d:
