@@ -104,8 +104,9 @@ def record_model(name: str):
 
 def inline_bytes(text: str) -> int:
     """What the page spends on the recording: its state JSON and base64 values."""
-    data = re.findall(r'<script type="application/(?:json|octet-stream)" data-dl-(?:state|buffer)'
-                      r'="[^"]*">(.*?)</script>', text, re.S)
+    # Attributes in any order: nbconvert's template output rewrites the site's markup.
+    data = re.findall(r'<script\b[^>]*\bdata-dl-(?:state|buffer)="[^"]*"[^>]*>(.*?)</script>',
+                      text, re.S)
     return sum(len(d) for d in data)
 
 
