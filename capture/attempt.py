@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from . import internals
-from .bytecode import code_info, disassemble_code, step_fields, walked_rows
+from .bytecode import code_info, disassemble_code, instructions, step_fields, walked_rows
 from .graph import describe_node, node_name
 from .guards import describe_guard
 from .recording import Compile, GraphBreak, Outcome, ResumeFunction, Step
@@ -352,17 +352,21 @@ class Attempt:
         """The code object Dynamo installs in place of the frame's, and its resume functions."""
         c = self.compile
         c.modified_bytecode = listing(disassemble_code(new_code))
+        c.modified_instructions = list(instructions(new_code))
         for name in new_code.co_names:
-            if name.startswith("__resume_at_"):
-                fn = internals.resume_function(self.output, name)
-                resume_code = getattr(fn, "__code__", None)
-                if resume_code is not None:
-                    c.resume_functions.append(ResumeFunction(
-                        global_name=shorten(name, MAX_NAME),
-                        code_name=shorten(resume_code.co_name, MAX_NAME),
-                        bytecode=listing(disassemble_code(resume_code)),
-                        argnames=tuple(shorten(a, MAX_NAME) for a in
-                                       resume_code.co_varnames[:resume_code.co_argcount])))
+            offset = internals.resume_offset(name)
+            if offset is None:
+                continue
+            fn = internals.resume_function(self.output, name)
+            resume_code = getattr(fn, "__code__", None)
+            if resume_code is not None:
+                c.resume_functions.append(ResumeFunction(
+                    global_name=shorten(name, MAX_NAME),
+                    code_name=shorten(resume_code.co_name, MAX_NAME),
+                    bytecode=listing(disassemble_code(resume_code)),
+                    argnames=tuple(shorten(a, MAX_NAME) for a in
+                                   resume_code.co_varnames[:resume_code.co_argcount]),
+                    offset=offset, instructions=instructions(resume_code)))
 
 
 def outcome_of(*, error: BaseException | None, falls_back: bool, guarded: bool,

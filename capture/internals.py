@@ -293,6 +293,17 @@ def recompile_limits() -> tuple[int, int]:
     return config.recompile_limit, config.accumulated_recompile_limit
 
 
+_RESUME = re.compile(r"__resume_at_(\d+)_\d+")
+
+
+def resume_offset(global_name: str) -> int | None:
+    """The offset, in the original bytecode, where a resume function continues the frame,
+    read from the global Dynamo names it by (`__resume_at_<offset>_<n>`, `n` a
+    process-wide counter); None for any other name. 2.13, 2.14."""
+    m = _RESUME.fullmatch(global_name)
+    return int(m.group(1)) if m else None
+
+
 def resume_function(output: Any, global_name: str) -> Any:
     """A resume function Dynamo installed in the frame's globals (`output.global_scope`). 2.13, 2.14."""
     scope = getattr(output, "global_scope", None) or {}

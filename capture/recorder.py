@@ -214,6 +214,9 @@ class Recorder:
             reason = internals.skip_reason(result)
             if reason:
                 c.error = shorten(str(reason), MESSAGE_LIMIT)
+            self._event(EventKind.SKIPPED, c.compile_id, f"Dynamo compiled nothing for "
+                        f"{c.code_name}; it runs without compiling"
+                        + (f" ({c.error})" if c.error else ""))
         for a in attempts:
             if a.compile.outcome == Outcome.UNFINISHED:
                 a.compile.outcome = c.outcome if exc is not None else Outcome.ABANDONED

@@ -249,12 +249,16 @@ class Guard:
 
 @dataclass(frozen=True, slots=True)
 class ResumeFunction:
-    """A continuation Dynamo generated at a graph break."""
+    """A continuation Dynamo generated at a graph break: it takes the live stack values
+    and locals as arguments (`argnames`) and runs the frame's code from `offset`, the
+    offset in the original bytecode where execution resumes."""
 
     global_name: str
     code_name: str
     bytecode: str
     argnames: tuple[str, ...] = ()
+    offset: int | None = None
+    instructions: tuple[Instr, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -415,6 +419,8 @@ class Compile:
     guard_details: list[Guard] = field(default_factory=list)
     guard_tree: str | None = None
     modified_bytecode: str | None = None
+    # the same code as instructions: what the installed code does, step by step
+    modified_instructions: list[Instr] = field(default_factory=list)
     resume_functions: list[ResumeFunction] = field(default_factory=list)
     graph_break: GraphBreak | None = None
     restart_reason: str | None = None
@@ -559,9 +565,15 @@ def _plain(obj: Any) -> Any:
 
 
 def _record(cls: type, d: dict[str, Any]) -> Any:
-    """A frozen record from its dict: list-valued fields declared as tuples become tuples."""
-    return cls(**{k: (tuple(tuple(x) if isinstance(x, list) else x for x in v)
-                      if isinstance(v, list) else v) for k, v in d.items()})
+    """A frozen record from its dict: list-valued fields declared as tuples become tuples
+    (of `Instr`s where they hold instructions)."""
+    def value(v: Any) -> Any:
+        if not isinstance(v, list):
+            return v
+        return tuple(Instr(**x) if isinstance(x, dict) else tuple(x) if isinstance(x, list) else x
+                     for x in v)
+
+    return cls(**{k: value(v) for k, v in d.items()})
 
 
 _STEP_FIELDS = [f.name for f in dataclasses.fields(Step) if f.name not in ("stack_ids",
@@ -604,7 +616,7 @@ def _compile_to_dict(c: Compile) -> dict[str, Any]:
             value = vars_out
         elif f.name == "steps":
             value = steps
-        elif f.name in _COMPILE_LISTS:
+        elif f.name in _COMPILE_LISTS or f.name == "modified_instructions":
             value = [_plain(x) for x in value]
         elif f.name == "graph_break":
             value = _plain(value) if value is not None else None
@@ -638,6 +650,7 @@ def _compile_from_dict(d: dict[str, Any]) -> Compile:
     d["codes"] = [CodeInfo.from_dict(ci) for ci in d["codes"]]
     for name, cls in _COMPILE_LISTS.items():
         d[name] = [_record(cls, x) for x in d[name]]
+    d["modified_instructions"] = [Instr(**i) for i in d["modified_instructions"]]
     d["graph_break"] = GraphBreak(**d["graph_break"]) if d["graph_break"] else None
     return Compile(**d)
 

@@ -325,3 +325,43 @@ def test_a_guard_rendered_under_another_kind_keeps_its_step_and_line():
     # a check about an expression of a source is not taken for the source's own guard
     from capture.guards import _leaf_source
     assert _leaf_source("EQUALS_MATCH: list(dict.keys(L['d']))[0] == 'a'") is None
+
+
+def test_the_rewritten_code_and_resume_functions_are_instructions_too():
+    def shout(x):
+        y = x.cos() * 2
+        print("halfway")
+        return y - 1
+
+    rec = capture.trace(shout, torch.ones(3))
+    c = rec.compile("0/0_1")
+    installed = c.modified_instructions
+    lines = c.modified_bytecode.splitlines()[1:]  # after the header, one line an instruction
+    assert len(installed) == len(lines) > 10
+    assert all(f" {i.offset} {i.opname}" in " ".join(line.split()[-3:]) or i.opname in line
+               for i, line in zip(installed, lines))
+    assert any(i.argrepr.startswith("NULL + __compiled_fn_") for i in installed)
+    (resume,) = c.resume_functions
+    # It resumes at the instruction after the CALL of print: the POP_TOP of its result.
+    original = {i.offset: i for i in c.codes[0].instructions}
+    assert original[resume.offset].opname == "POP_TOP"
+    call = max((o for o in original if o < resume.offset and original[o].opname == "CALL"))
+    assert original[call].lineno == original[resume.offset].lineno
+    assert resume.global_name == f"__resume_at_{resume.offset}_{resume.global_name.rsplit('_', 1)[1]}"
+    assert resume.instructions and resume.instructions[-1].opname == "RETURN_VALUE"
+    assert "y" in resume.argnames and any(i.argrepr == "y" for i in resume.instructions)
+
+
+def test_every_skipped_frame_is_on_the_timeline():
+    def then_nothing(x):
+        y = x * 2
+        print("the rest is plain Python")
+        return y
+
+    rec = capture.trace(then_nothing, torch.ones(3))
+    skipped = [c for c in rec.compiles if c.outcome == "skipped"]
+    assert len(skipped) == 1
+    assert skipped[0].code_name.startswith("torch_dynamo_resume_in_then_nothing_at_")
+    events = [e for e in rec.events if e.kind == "skipped"]
+    assert [e.compile_id for e in events] == [skipped[0].compile_id]
+    assert "No ops traced" in events[0].message
