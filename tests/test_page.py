@@ -25,7 +25,7 @@ import hostile
 import lab_server
 from widgets import page as page_export
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.timeout(300)]
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -162,8 +162,33 @@ def test_the_page_is_one_file_with_the_widgets_own_module_inline(exported):
     assert "default-src 'none'" in text
 
 
+def test_the_magic_writes_the_page_and_says_where(ipython_shell, tmp_path, capsys):
+    target = tmp_path / "from magic.html"
+    result = ipython_shell.run_cell(
+        f'%%capture_trace --html "{target}" --step 2\n'
+        'g = torch.compile(lambda x: x.cos() * 3, backend="eager")\ng(torch.ones(2))')
+    assert result.success, result.error_in_exec
+    out = capsys.readouterr().out
+    assert f"wrote {target}" in out and "TraceViewer(" in out   # the viewer is still shown
+    text = target.read_text(encoding="utf-8")
+    assert 'id="dl-viewer-module"' in text and '"step":2' in text
+
+
+@pytest.mark.parametrize("option, expected", [
+    ("--html trace.txt", "--html needs a file name ending in .html"),
+    ("--html /no/such/folder/t.html", "does not exist"),
+])
+def test_the_magic_refuses_a_page_it_could_not_write_before_running(ipython_shell, capsys,
+                                                                    option, expected):
+    result = ipython_shell.run_cell(f"%%capture_trace {option}\nran = True")
+    assert not result.success or "ran" not in ipython_shell.user_ns
+    shown = capsys.readouterr()
+    assert expected in shown.out + shown.err
+
+
 # -- in the browser ----------------------------------------------------------------------------
 
+@pytest.mark.browser
 def test_the_page_opens_from_file_and_steps_forward_and_back(opened, exported):
     o = opened(exported)
     i, n = o.step()
@@ -184,6 +209,7 @@ def test_the_page_opens_from_file_and_steps_forward_and_back(opened, exported):
     o.assert_quiet()
 
 
+@pytest.mark.browser
 def test_every_compile_of_the_recording_can_be_chosen(opened, exported, viewer_recording):
     o = opened(exported)
     select = o.root().locator("select").first
@@ -197,6 +223,7 @@ def test_every_compile_of_the_recording_can_be_chosen(opened, exported, viewer_r
     o.assert_quiet()
 
 
+@pytest.mark.browser
 def test_a_page_opens_at_the_compile_and_step_it_was_written_for(opened, viewer_recording, tmp_path):
     path = page_export.write_html(viewer_recording, tmp_path / "at.html", compile="1/0", step=2)
     o = opened(path)
@@ -205,6 +232,7 @@ def test_a_page_opens_at_the_compile_and_step_it_was_written_for(opened, viewer_
     o.assert_quiet()
 
 
+@pytest.mark.browser
 def test_provenance_links_lead_to_the_step_that_made_a_guard_or_node_and_back(opened, exported):
     o = opened(exported)
     o.click("last")
@@ -225,6 +253,7 @@ def test_provenance_links_lead_to_the_step_that_made_a_guard_or_node_and_back(op
     o.assert_quiet()
 
 
+@pytest.mark.browser
 def test_the_graph_break_link_goes_to_the_break(opened, exported):
     o = opened(exported)
     assert o.step()[0] == 0
@@ -234,6 +263,7 @@ def test_the_graph_break_link_goes_to_the_break(opened, exported):
     o.assert_quiet()
 
 
+@pytest.mark.browser
 def test_predict_mode_asks_before_stepping_and_keeps_the_answer(opened, exported):
     o = opened(exported)
     o.click("predict")
@@ -253,6 +283,7 @@ def test_predict_mode_asks_before_stepping_and_keeps_the_answer(opened, exported
     o.assert_quiet()
 
 
+@pytest.mark.browser
 def test_setting_the_model_as_a_kernel_would_moves_the_page(opened, exported):
     o = opened(exported)
     o.model_set("step", 3)
@@ -285,6 +316,7 @@ INERT_JS = """() => ({
 })"""
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("name", ["file program", "exception message", "code names",
                                   "unsafe characters", "long lines"])
 def test_hostile_text_stays_text_at_every_step_of_every_compile(opened, hostile_pages, name):
@@ -403,6 +435,7 @@ def _same_text(widget_root, page_root) -> str:
     return wanted
 
 
+@pytest.mark.browser
 def test_the_page_and_the_widget_show_the_same_text_at_the_same_step(widget_and_page):
     lab_page, standalone = widget_and_page
     widget = lab_page.locator(".dl-viewer").first

@@ -184,6 +184,9 @@ def _check(args: Any) -> None:
     if args.out is not None and (not args.out.isidentifier() or args.out.startswith("__")):
         raise UsageError(f"-o needs a variable name, like -o rec (got {args.out!r}).")
     if args.html is not None:
+        # IPython's option splitter keeps the quotes around a path with spaces.
+        if len(args.html) > 1 and args.html[0] == args.html[-1] and args.html[0] in "\"'":
+            args.html = args.html[1:-1]
         path = os.path.expanduser(args.html)
         if not path.lower().endswith((".html", ".htm")):
             raise UsageError(f"--html needs a file name ending in .html, like --html trace.html "
