@@ -7,12 +7,19 @@ The server runs on this interpreter (`sys.executable`), so its kernels import th
 same torch, `capture` and `widgets` as the tests. Everything Jupyter would write
 to the home folder (config, data, runtime files, IPython profile, JupyterLab
 settings and workspaces) goes to `state_dir`, and the three offline flags stop its
-PyPI and news look-ups. Leaving the `with` block stops the server and its kernels,
-however the block ends.
+PyPI and news look-ups. JupyterLab saves widget state in the notebooks it saves
+(`saveState`), as a learner's notebook would keep a viewer. Leaving the `with` block
+stops the server and its kernels, however the block ends.
+
+`lab.execute("x.ipynb", code)` runs code in the kernel of an open notebook, over the
+server's kernel websocket (as a second client beside the page), and returns what it
+printed: tests read a widget's Python side that way, or keep the kernel busy.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextlib
 import json
 import os
@@ -24,6 +31,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,11 +63,75 @@ class Lab:
             body = reply.read()
         return json.loads(body) if body else {}
 
+    def session(self, path: str) -> dict:
+        """The server's session of an open notebook (its `kernel` holds the kernel's id)."""
+        for session in self.api("api/sessions"):
+            if session.get("path", "").endswith(path):
+                return session
+        raise LookupError(f"no session for {path}: is the notebook open in the page?")
+
+    def delete(self, path: str) -> None:
+        """DELETE on the REST API (`api/sessions/<id>` shuts its kernel down)."""
+        req = urllib.request.Request(self.base + path, method="DELETE",
+                                     headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(req, timeout=30):
+            pass
+
+    def execute(self, notebook: str, code: str, timeout: float = 60.0) -> str:
+        """Run `code` in the notebook's kernel; its stdout. Raises if the code raised."""
+        kernel = self.session(notebook)["kernel"]["id"]
+        # A thread of its own: the caller may be inside an event loop (Playwright's sync API).
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            return pool.submit(asyncio.run, _execute(self, kernel, code, timeout)).result()
+
     def log_tail(self, lines: int = 40) -> str:
         try:
             return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
         except OSError:
             return "(no log)"
+
+
+async def _execute(lab: Lab, kernel: str, code: str, timeout: float) -> str:
+    from tornado.httpclient import HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    url = lab.base.replace("http", "ws", 1) + f"api/kernels/{kernel}/channels?token={lab.token}"
+    ws = await websocket_connect(HTTPRequest(url, headers={"Authorization": f"token {lab.token}"}))
+    try:
+        msg_id = uuid.uuid4().hex
+        ws.write_message(json.dumps({
+            "header": {"msg_id": msg_id, "msg_type": "execute_request", "username": "test",
+                       "session": uuid.uuid4().hex, "version": "5.3", "date": ""},
+            "parent_header": {}, "metadata": {}, "channel": "shell",
+            "content": {"code": code, "silent": False, "store_history": False,
+                        "user_expressions": {}, "allow_stdin": False, "stop_on_error": True},
+        }))
+        out, error, replied, idle = [], None, False, False
+        deadline = time.monotonic() + timeout
+        while not (replied and idle):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"the kernel did not finish {code[:60]!r} within {timeout:.0f} s")
+            raw = await asyncio.wait_for(ws.read_message(), left)
+            if raw is None:
+                raise ConnectionError("the kernel's websocket closed")
+            msg = json.loads(raw)
+            if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            kind, content = msg["header"]["msg_type"], msg["content"]
+            if kind == "stream" and content.get("name") == "stdout":
+                out.append(content["text"])
+            elif kind == "error":
+                error = f"{content['ename']}: {content['evalue']}"
+            elif kind == "execute_reply":
+                replied = True
+            elif kind == "status" and content.get("execution_state") == "idle":
+                idle = True
+        if error:
+            raise RuntimeError(f"the kernel raised {error} running {code[:60]!r}")
+        return "".join(out)
+    finally:
+        ws.close()
 
 
 def _free_port() -> int:
@@ -101,11 +173,15 @@ def _write_kernelspec(state_dir: Path) -> None:
 
 
 def _write_settings(state_dir: Path) -> None:
-    """JupyterLab user settings: never ask about (or fetch) news, never check for updates."""
+    """JupyterLab user settings: never ask about (or fetch) news, never check for updates;
+    save widget state in saved notebooks."""
     folder = state_dir / "lab-settings" / "@jupyterlab" / "apputils-extension"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    widgets = state_dir / "lab-settings" / "@jupyter-widgets" / "jupyterlab-manager"
+    widgets.mkdir(parents=True, exist_ok=True)
+    (widgets / "plugin.jupyterlab-settings").write_text(json.dumps({"saveState": True}))
 
 
 def _command(root_dir: Path, port: int, token: str) -> list[str]:

@@ -1,17 +1,18 @@
-"""The viewer in a real browser: a lesson run in JupyterLab, in Chromium, the panes following clicks.
+"""The viewer in a real browser: a lesson run in JupyterLab, in Chromium, stepping in the page.
 
 A JupyterLab of its own (tests/lab_server.py) opens a copy of notebooks/00_tour.ipynb,
-stripped of its outputs, in Debian's Chromium driven by Playwright (launched through
+stripped of its outputs, with a few cells of the tests' own at the end: a recompile, a
+viewer the tests also read from Python (`probe`), and the hostile programs of
+tests/hostile.py. Debian's Chromium is driven by Playwright (launched through
 `executable_path`: browsers cannot be downloaded here, and `playwright install` is never
-run). The Run menu runs every cell; then the buttons of the viewers the lesson made are
-clicked, and what the page shows afterwards is checked: the step label, the stack pane,
-the nodes the graph drawing shows, the guards pane, the graph break banner.
+run). The Run menu runs every cell; then the viewers are clicked and typed at, and what the
+page shows is checked: steps, panes, the graph drawing, jumps and their history,
+provenance links, predict mode, keys, both themes. The kernel is then kept busy, shut
+down, and the saved notebook reopened: the viewer steps on in the page through all of it.
 
-Every click waits, in the page, until the viewer's DOM has changed and then stayed still:
-that is both how the test knows the kernel has answered before it clicks again, and how
-it measures click-to-pane latency (printed with -s: a figure to report, not an assertion).
-The screenshot goes to pytest's temporary folder; with DYNAMO_LAB_UPDATE_SCREENSHOT=1 it
-also replaces docs/viewer.png, the README's picture.
+Every click waits, in the page, until the viewer's DOM has changed and then stayed still;
+that also measures click-to-pane latency (printed with -s: a figure, not an assertion).
+With DYNAMO_LAB_UPDATE_SCREENSHOT=1 the light-theme screenshot replaces docs/viewer.png.
 
     .venv/bin/python -m pytest tests/test_browser.py -s       # -m "not browser" skips these
 """
@@ -23,31 +24,47 @@ import os
 import re
 import shutil
 import statistics
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 import lab_server
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSON = ROOT / "notebooks" / "00_tour.ipynb"
+NOTEBOOK = "tour.ipynb"
 SCREENSHOT = ROOT / "docs" / "viewer.png"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 VIEWPORT = {"width": 1280, "height": 900}
 KERNEL_START = 90_000    # ms: opening JupyterLab and starting a kernel (about 4 s warm)
-RUN_ALL = 120_000        # ms: the lesson's cells, torch import included (about 12 s cold)
-CLICK = 20_000           # ms: a click until the viewer has settled (tens of ms in practice)
-QUIET = 150              # ms without a DOM change in the viewer: the update is complete
-LATENCY_CLICKS = 20
+RUN_ALL = 240_000        # ms: the lesson's cells and the tests' own (torch import, hostile programs)
+CLICK = 10_000           # ms: a click until the viewer has settled (milliseconds in practice)
+QUIET = 120              # ms without a DOM change in the viewer: the update is complete
+LATENCY_CLICKS = 30
 
 STEP = re.compile(r"step (\d+) / (\d+)")
 
-# Installed on a viewer's root element: notes when a button inside it is clicked and, from
-# then on, when and in which pane the DOM changes. Times are performance.now() in the page.
+# The tests' own cells, appended to the lesson's copy.
+EXTRA_CELLS = [
+    # A recompile: the second call's shape fails a guard that [0/0] installed.
+    '%%capture_trace -o recompiled\n@torch.compile(backend="eager")\ndef scale(x):\n'
+    '    return x * 2\n\nscale(torch.ones(3))\nscale(torch.ones(4))',
+    # A viewer the tests read from Python, on the attempt that compiled up to the print.
+    'from widgets import TraceViewer\nprobe = TraceViewer(broken, compile="0/0_1")\nprobe',
+    # Every hostile program, one viewer each.
+    f"import sys, tempfile, pathlib\nsys.path.insert(0, {str(ROOT / 'tests')!r})\nimport hostile\n"
+    "hostile_recordings = hostile.recordings(pathlib.Path(tempfile.mkdtemp()))\n"
+    "for name, rec in hostile_recordings.items():\n    display(TraceViewer(rec))",
+]
+
+# Installed on a viewer's root element: notes when a button inside it is clicked (a key
+# pressed, a compile chosen, the slider moved) and, from then on, when and in which pane the DOM changes (performance.now()).
 PROBE_JS = """root => {
     const probe = root.__dlProbe = {t0: null, changes: []};
     const paneOf = node => {
@@ -56,9 +73,8 @@ PROBE_JS = """root => {
         const title = pane && pane.querySelector('.dl-title');
         return title ? title.textContent.trim().split(/\\s+/)[0] : 'controls';
     };
-    root.addEventListener('click', e => {
-        if (e.target.closest('button')) { probe.t0 = performance.now(); probe.changes = []; }
-    }, true);
+    const start = () => { probe.t0 = performance.now(); probe.changes = []; };
+    for (const kind of ['click', 'keydown', 'change', 'input']) root.addEventListener(kind, start, true);
     new MutationObserver(records => {
         if (probe.t0 === null) return;
         const now = performance.now();
@@ -66,25 +82,30 @@ PROBE_JS = """root => {
     }).observe(root, {subtree: true, childList: true, characterData: true, attributes: true});
 }"""
 
-# True once the step label differs from `before` and nothing has changed for QUIET ms.
+# True once the step label (or the compile) differs from `before` and nothing has changed
+# for `quiet` ms.
 SETTLED_JS = """([root, before, quiet]) => {
     const probe = root.__dlProbe;
-    const label = root.querySelector('.dl-caption .dl-stepno');
-    if (!probe.changes.length || !label || label.textContent === before) return false;
+    if (!probe.changes.length || where(root) === before) return false;
     return performance.now() - probe.t0 - probe.changes.at(-1)[0] >= quiet;
 }"""
+WHERE_JS = """const where = root => (root.querySelector('.dl-compile') || {}).value + ' '
+    + (root.querySelector('.dl-caption .dl-stepno') || {}).textContent;"""
 
 VISIBLE_NODES_JS = "nodes => nodes.filter(n => getComputedStyle(n).display !== 'none').length"
 
 
 # -- the server, the browser, the lesson run -------------------------------------------------
 
-def _copy_without_outputs(src: Path, dst: Path) -> None:
-    """The lesson as a learner gets it fresh: no outputs, no execution counts."""
+def _lesson_copy(src: Path, dst: Path) -> None:
+    """The lesson as a learner gets it fresh (no outputs), with the tests' cells at the end."""
     nb = json.loads(src.read_text(encoding="utf-8"))
     for cell in nb["cells"]:
         if cell["cell_type"] == "code":
             cell["outputs"], cell["execution_count"] = [], None
+    for source in EXTRA_CELLS:
+        nb["cells"].append({"cell_type": "code", "metadata": {}, "source": source,
+                            "outputs": [], "execution_count": None})
     nb["metadata"].pop("widgets", None)
     dst.write_text(json.dumps(nb, indent=1), encoding="utf-8")
 
@@ -97,8 +118,9 @@ def lab(tmp_path_factory):
     home = tmp_path_factory.mktemp("lab")
     root = home / "notebooks"
     root.mkdir()
-    _copy_without_outputs(LESSON, root / LESSON.name)
+    _lesson_copy(LESSON, root / NOTEBOOK)
     with lab_server.running(root, home / "state") as server:
+        server.root = root
         yield server
 
 
@@ -134,13 +156,22 @@ def run_all(page) -> None:
             page.keyboard.press("Escape")   # a menu left open
 
 
+def open_notebook(page, lab) -> None:
+    page.goto(lab.url(f"lab/tree/{NOTEBOOK}"))
+    page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for(timeout=KERNEL_START)
+
+
 @pytest.fixture(scope="module")
 def page(lab, browser, tmp_path_factory):
     """The lesson opened in JupyterLab with every cell run, the file browser folded away."""
     page = browser.new_page(viewport=VIEWPORT)
+    page.add_init_script("window.__dlAlerts = []; for (const f of ['alert', 'confirm', 'prompt']) "
+                         "window[f] = (...a) => { window.__dlAlerts.push([f, ...a]); };")
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.dl_errors = errors
     try:
-        page.goto(lab.url(f"lab/tree/{LESSON.name}"))
-        page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for(timeout=KERNEL_START)
+        open_notebook(page, lab)
         # Fold the left sidebar: the notebook, and so the viewer, gets the whole width.
         page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").click()
         page.locator(".jp-Notebook .jp-Cell").first.click()   # the notebook is the current widget
@@ -162,14 +193,41 @@ def page(lab, browser, tmp_path_factory):
         page.close()
 
 
-# -- reading and clicking a viewer -------------------------------------------------------------
+# -- reading and driving a viewer -------------------------------------------------------------
 
-def viewer(page, k: int = 0):
-    """The k-th viewer in the notebook, with the click probe installed once."""
-    root = page.locator(".dl-viewer").nth(k)
+def viewer_in(page, cell_text: str, k: int = 0):
+    """The k-th viewer in the first cell whose code contains `cell_text`, rendered, with
+    the probe installed once."""
+    cell = page.locator(".jp-CodeCell").filter(
+        has=page.locator(".jp-InputArea", has_text=cell_text)).first
+    root = cell.locator(".dl-viewer").nth(k)
     root.wait_for(timeout=CLICK)
+    page.wait_for_function("root => root.dataset.ready === '1'", arg=root.element_handle(),
+                           timeout=CLICK)
     root.evaluate(f"root => root.__dlProbe || ({PROBE_JS})(root)")
     return root
+
+
+def viewer(page):
+    """The lesson's first viewer: f(x) = x.sin() * 2 + 1."""
+    return viewer_in(page, "def f(x)")
+
+
+def lesson_break_viewer(page):
+    """The lesson's graph break: g(x) prints."""
+    return viewer_in(page, "def g(x)")
+
+
+def probe_viewer(page):
+    """`probe`: a viewer of the graph break that the tests also read from Python."""
+    return viewer_in(page, "probe = TraceViewer")
+
+
+def hostile_viewers(page) -> list:
+    cell = "hostile_recordings = "
+    n = page.locator(".jp-CodeCell").filter(has=page.locator(".jp-InputArea", has_text=cell)) \
+        .first.locator(".dl-viewer").count()
+    return [viewer_in(page, cell, k) for k in range(n)]
 
 
 def pane(root, title: str):
@@ -184,25 +242,21 @@ def step_of(root) -> tuple[int, int]:
     return int(m[1]), int(m[2])
 
 
+def compile_shown(root) -> str:
+    return root.locator(".dl-compile").evaluate("s => s.options[s.selectedIndex].text")
+
+
 def button(root, name: str):
-    """A viewer button by its text. (Not by role: the accessible name also holds the
-    FontAwesome glyph that the icon's ::before adds.)"""
-    return root.locator("button.widget-button").filter(has_text=re.compile(f"^{name}$"))
+    """A viewer button by its word (the glyphs have no alternative text)."""
+    return root.get_by_role("button", name=name, exact=True)
 
 
-def click(root, name: str) -> dict[str, float]:
-    """Click a viewer button, wait until the viewer has answered and settled.
-
-    Returns milliseconds from the click to the first DOM change, to the last one, and to
-    the first change of each pane that changed (keyed by the pane's title word).
-    """
-    before = root.locator(".dl-caption .dl-stepno").text_content()
-    button(root, name).click()
+def _settle(root, before: str, what: str) -> dict[str, float]:
     try:
-        root.page.wait_for_function(SETTLED_JS, arg=[root.element_handle(), before, QUIET],
-                                    timeout=CLICK)
+        root.page.wait_for_function(f"{WHERE_JS}\n({SETTLED_JS})",
+                                    arg=[root.element_handle(), before, QUIET], timeout=CLICK)
     except Exception as e:
-        raise AssertionError(f"clicking {name!r} at {before!r} changed no step label "
+        raise AssertionError(f"{what} at {before!r} changed neither the step nor the compile "
                              f"within {CLICK} ms ({e})") from None
     changes = root.evaluate("root => root.__dlProbe.changes")
     times = {"first": changes[0][0], "settled": changes[-1][0]}
@@ -211,10 +265,45 @@ def click(root, name: str) -> dict[str, float]:
     return times
 
 
+def where(root) -> str:
+    return root.evaluate(f"root => {{ {WHERE_JS} return where(root); }}")
+
+
+def click(root, target, what: str | None = None) -> dict[str, float]:
+    """Click a button (by its word) or a locator; wait until the viewer has moved and settled.
+
+    Returns milliseconds from the click to the first DOM change, to the last one, and to
+    the first change of each pane that changed (keyed by the pane's title word).
+    """
+    before = where(root)
+    locator = button(root, target) if isinstance(target, str) else target
+    locator.click()
+    return _settle(root, before, what or f"clicking {target!r}")
+
+
+def press(root, key: str) -> dict[str, float]:
+    """Press a key with the viewer focused; wait until it has moved and settled."""
+    before = where(root)
+    root.page.keyboard.press(key)
+    return _settle(root, before, f"pressing {key}")
+
+
 def to_first_step(root) -> None:
     if button(root, "first").is_enabled():
         click(root, "first")
     assert step_of(root)[0] == 0
+
+
+def to_last_step(root) -> None:
+    if button(root, "last").is_enabled():
+        click(root, "last")
+    assert step_of(root)[0] == step_of(root)[1]
+
+
+def go_to_step(root, target: int) -> None:
+    to_first_step(root)
+    while step_of(root)[0] < target:
+        click(root, "forward")
 
 
 def visible_nodes(root) -> int:
@@ -228,7 +317,12 @@ def graph_count(root) -> int:
     return int(m[1])
 
 
-# -- the tests -----------------------------------------------------------------------------
+def python(lab, code: str) -> str:
+    """Run code in the notebook's kernel; what it printed."""
+    return lab.execute(NOTEBOOK, code).strip()
+
+
+# -- stepping and jumping -----------------------------------------------------------------------
 
 def test_the_lesson_shows_a_viewer_at_its_first_step_with_a_drawn_graph(page):
     root = viewer(page)
@@ -237,6 +331,7 @@ def test_the_lesson_shows_a_viewer_at_its_first_step_with_a_drawn_graph(page):
     assert root.locator(".dl-graph svg g.node").count() > 0, "the graph was not drawn as SVG"
     for title in ("Source", "Bytecode", "Stack", "FX graph", "Guards"):
         assert pane(root, title).count() == 1, title
+    assert page.dl_errors == []
 
 
 def test_forward_and_back_move_the_step_and_the_stack_pane_shows_each_step_the_same_way(page):
@@ -258,6 +353,17 @@ def test_forward_and_back_move_the_step_and_the_stack_pane_shows_each_step_the_s
     assert button(root, "back").is_disabled()
 
 
+def test_the_bytecode_pane_marks_the_instruction_of_the_step(page):
+    root = viewer(page)
+    to_first_step(root)
+    for _ in range(4):
+        click(root, "forward")
+        opname = root.locator(".dl-caption code").nth(1).text_content().split()[0]
+        current = pane(root, "Bytecode").locator(".dl-current")
+        assert current.count() == 1
+        assert re.search(rf"\d+ {opname}\b", current.text_content())
+
+
 def test_next_node_reveals_one_more_node_of_the_drawing_each_time(page):
     root = viewer(page)
     to_first_step(root)
@@ -272,8 +378,29 @@ def test_next_node_reveals_one_more_node_of_the_drawing_each_time(page):
         assert now > shown, f"step {step_of(root)[0]}: the drawing still shows {now} node(s)"
         assert now == graph_count(root), "the drawing and the pane's title disagree"
         assert "new:" in pane(root, "FX graph").locator(".dl-title").text_content()
+        assert root.locator(".dl-graph svg g.node.dl-new").count() >= 1
         shown, jumps = now, jumps + 1
     assert jumps > 0
+
+
+def test_a_node_is_drawn_under_the_name_it_has_at_each_step(page, lab):
+    # The call of x.sin() makes a node named after its op; STORE_FAST y renames it y.
+    facts = json.loads(python(lab, "import json\n"
+                                   "print(json.dumps([[n.name, getattr(n, 'created_name', n.name), "
+                                   "getattr(n, 'renamed_at', None), n.step] "
+                                   "for n in broken.compile('0/0_1').nodes]))"))
+    renamed = [f for f in facts if f[2] is not None and f[0] != f[1]]
+    if not renamed:
+        pytest.fail("the recording names no node before its rename (schema 2's created_name, "
+                    "renamed_at): the engine does not record renames yet")
+    name, created, renamed_at, made = renamed[0]
+    root = probe_viewer(page)
+    go_to_step(root, made)
+    label = root.locator(".dl-graph svg g.node:not([style*='none']) text").all_text_contents()
+    assert created in label and name not in label
+    go_to_step(root, renamed_at)
+    label = root.locator(".dl-graph svg g.node:not([style*='none']) text").all_text_contents()
+    assert name in label and created not in label
 
 
 def test_next_guard_lists_a_new_guard_in_the_guards_pane(page):
@@ -300,22 +427,242 @@ def test_next_line_moves_to_another_source_line(page):
 
 
 def test_graph_break_jumps_to_the_break_and_says_so(page):
-    # The lesson's second recording opens at the attempt that stopped at the break.
-    roots = [viewer(page, k) for k in range(page.locator(".dl-viewer").count())]
-    root = next((r for r in roots if button(r, "graph break").is_enabled()), None)
-    assert root is not None, "no viewer in the lesson has a graph break to jump to"
+    root = probe_viewer(page)
     to_first_step(root)
-    assert "Graph break here" not in root.locator(".dl-caption").text_content()
+    assert "Graph break here" not in root.locator(".dl-caption-bar").text_content()
     click(root, "graph break")
     assert step_of(root)[0] > 0
-    assert "Graph break here" in root.text_content()
+    assert "Graph break here" in root.locator(".dl-caption-bar").text_content()
     assert "print" in pane(root, "Source").locator(".dl-break").text_content()
+    click(root, "return")
+    assert step_of(root)[0] == 0
 
+
+def test_choosing_another_compile_opens_it_at_its_first_step(page):
+    root = lesson_break_viewer(page)   # [0/0], [0/0_1], [1/0]
+    options = root.locator(".dl-compile option").all_text_contents()
+    assert len(options) == 3 and options[2].startswith("[1/0]")
+    before = where(root)
+    root.locator(".dl-compile").select_option(index=2)
+    _settle(root, before, "choosing [1/0]")
+    assert step_of(root)[0] == 0 and compile_shown(root).startswith("[1/0]")
+    assert "torch_dynamo_resume_in_g" in pane(root, "Source").text_content()
+    root.locator(".dl-compile").select_option(index=0)
+
+
+# -- provenance: what made this, and back again -------------------------------------------------
+
+def test_clicking_a_guard_goes_to_the_step_that_installed_it_and_return_comes_back(page):
+    root = viewer(page)
+    to_last_step(root)
+    at = step_of(root)[0]
+    guard = pane(root, "Guards").locator("li.dl-linked").first
+    installed = int(re.search(r"step (\d+)", guard.get_attribute("title"))[1])
+    text = guard.text_content()
+    click(root, guard, "clicking a guard")
+    assert step_of(root)[0] == installed != at
+    assert "installed the guard" in root.locator(".dl-note").text_content()
+    flashed = pane(root, "Guards").locator("li.dl-flash")
+    assert flashed.count() == 1 and flashed.text_content() == text
+    assert "dl-new" in flashed.get_attribute("class")   # installed by this very step
+    click(root, "return")
+    assert step_of(root)[0] == at
+
+
+def test_clicking_a_node_in_the_drawing_or_the_graph_code_goes_to_the_step_that_made_it(page):
+    root = viewer(page)
+    to_last_step(root)
+    last = step_of(root)[0]
+    node = root.locator(".dl-graph svg g.node").nth(1)
+    made = int(re.search(r"made at step (\d+)", node.locator("title").text_content())[1])
+    click(root, node, "clicking a node of the drawing")
+    assert step_of(root)[0] == made
+    assert "made the graph node" in root.locator(".dl-note").text_content()
+    assert root.locator(".dl-graph svg g.node.dl-flash").count() == 1
+    to_last_step(root)
+    root.locator(".dl-graph-code > summary").click()
+    link = root.locator(".dl-graph-code .dl-node-link").last
+    name = link.text_content()
+    click(root, link, f"clicking {name} in the graph code")
+    assert name in root.locator(".dl-note").text_content()
+    assert step_of(root)[0] < last
+    click(root, "return")
+    assert step_of(root)[0] == last
+
+
+def test_clicking_a_source_goes_to_where_it_was_first_read(page):
+    root = viewer(page)
+    go_to_step(root, 3)
+    source = root.locator(".dl-stack ul .dl-src").first   # a local's source: L['x']
+    name = source.get_attribute("data-source")
+    click(root, source, f"clicking the source {name}")
+    i = step_of(root)[0]
+    assert 0 < i < 3
+    note = root.locator(".dl-note").text_content()
+    assert "first read here" in note and name in note
+    flashed = pane(root, "Stack").locator("ol li.dl-flash")
+    assert flashed.count() >= 1 and name in flashed.first.text_content()
+    assert pane(root, "Source").locator(".dl-current").count() == 1
+    # no earlier step had a reading of that source on its stack
+    for _ in range(i):
+        click(root, "back")
+        on_stack = pane(root, "Stack").locator("ol .dl-src").all_text_contents()
+        assert f"<- {name}" not in on_stack, step_of(root)
+
+
+def test_a_recompile_reason_leads_to_the_guard_that_failed_in_the_earlier_compile(page):
+    root = viewer_in(page, "def scale")
+    options = root.locator(".dl-compile option").all_text_contents()
+    later = next(k for k, t in enumerate(options) if t.startswith("[0/1]"))
+    before = where(root)
+    root.locator(".dl-compile").select_option(index=later)
+    _settle(root, before, "choosing [0/1]")
+    banner = root.locator(".dl-summary .dl-banner", has_text="Recompiled because a guard failed")
+    assert banner.count() == 1 and "size mismatch" in banner.text_content()
+    click(root, banner.locator(".dl-recompile"), "the recompile reason")
+    assert compile_shown(root).startswith("[0/0]")
+    failed = pane(root, "Guards").locator("li.dl-flash")
+    assert failed.count() == 1 and "L['x']" in failed.text_content()
+    assert "failed and caused the recompile" in root.locator(".dl-note").text_content()
+    click(root, "return")
+    assert compile_shown(root).startswith("[0/1]")
+
+
+# -- keys -----------------------------------------------------------------------------------------
+
+def _notebook_state(page) -> tuple[int, int]:
+    return page.evaluate("""() => {
+        const cells = [...document.querySelectorAll('.jp-Notebook .jp-Cell')];
+        return [cells.length, cells.findIndex(c => c.classList.contains('jp-mod-active'))];
+    }""")
+
+
+def test_keys_step_and_jump_when_the_viewer_has_focus_and_the_notebook_stays_put(page):
+    root = viewer(page)
+    to_first_step(root)
+    root.locator(".dl-caption-bar").click()   # focus the viewer (not a button)
+    assert root.evaluate("root => root.contains(document.activeElement)")
+    notebook = _notebook_state(page)
+    press(root, "ArrowRight")
+    assert step_of(root)[0] == 1
+    press(root, "ArrowLeft")
+    assert step_of(root)[0] == 0
+    press(root, "End")
+    assert step_of(root)[0] == step_of(root)[1]
+    press(root, "Home")
+    assert step_of(root)[0] == 0
+    press(root, "g")   # next guard
+    guard_step = step_of(root)[0]
+    assert guard_step > 0 and pane(root, "Guards").locator("li.dl-new").count() > 0
+    press(root, "n")   # next node
+    node_step = step_of(root)[0]
+    assert node_step > guard_step and "new:" in pane(root, "FX graph").locator(".dl-title").text_content()
+    press(root, "l")   # next line
+    assert step_of(root)[0] > node_step
+    press(root, "Backspace")   # return, through the history of jumps
+    assert step_of(root)[0] == node_step
+    press(root, "Backspace")
+    assert step_of(root)[0] == guard_step
+    # JupyterLab saw none of these keys: no cell was added (b, l, n), none became active
+    assert _notebook_state(page) == notebook
+    titles = [button(root, w).get_attribute("title") for w in
+              ("forward", "back", "first", "last", "next line", "next node", "next guard",
+               "graph break", "return")]
+    assert all(re.search(r"\((→|←|Home|End|L|N|G|B|Backspace)\)$", t) for t in titles), titles
+
+
+# -- predict mode ---------------------------------------------------------------------------------
+
+def test_predict_mode_asks_before_each_step_scores_and_python_reads_the_answers(page, lab):
+    root = probe_viewer(page)
+    to_first_step(root)
+    python(lab, "probe.predictions = []")
+    truth = json.loads(python(lab, "import json\nc = broken.compile('0/0_1')\n"
+                                   "print(json.dumps([c.steps[1].stack[-1].kind, c.steps[2].guards_added != []]))"))
+    toggle = button(root, "predict")
+    toggle.click()
+    box = root.locator(".dl-predict")
+    assert box.is_visible() and toggle.get_attribute("aria-pressed") == "true"
+    button(root, "forward").click()
+    assert box.locator(".dl-question").is_visible()
+    assert step_of(root)[0] == 0, "predict mode stepped before asking"
+    # Step 1 pushes what LOAD_GLOBAL torch reads: answer it right.
+    box.locator(".dl-chip", has_text=truth[0]).click()
+    click(root, box.get_by_role("button", name="reveal"), "reveal")
+    assert step_of(root)[0] == 1
+    assert "Right" in box.locator(".dl-verdict").text_content()
+    # Step 2 installs a guard (LOAD_ATTR sin on the global torch): answer "pushes nothing".
+    assert truth[1]
+    button(root, "forward").click()
+    box.locator(".dl-chip", has_text="nothing").click()
+    root.locator(".dl-predict .dl-question").click()    # focus stays in the viewer
+    press(root, "Enter")
+    assert step_of(root)[0] == 2
+    verdict = box.locator(".dl-verdict").text_content()
+    assert "Not quite" in verdict and "installed a guard" in verdict
+    assert "1 of 2 right" in box.locator(".dl-score").text_content()
+    deadline = time.monotonic() + 10
+    while True:
+        answers = json.loads(python(lab, "import json; print(json.dumps(probe.predictions))"))
+        if len(answers) == 2 or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert [a["correct"] for a in answers] == [True, False]
+    assert [a["step"] for a in answers] == [1, 2] and answers[0]["compile"] == "0/0_1"
+    assert answers[0]["answer"]["pushes"] == truth[0] and "guard" in answers[1]["truth"]["does"]
+    assert python(lab, "print(probe.predict)") == "True"
+    button(root, "predict").click()
+    assert not box.is_visible()
+    click(root, "forward")   # no question when predict mode is off
+    assert step_of(root)[0] == 3
+
+
+# -- text from the program ------------------------------------------------------------------------
+
+UNSAFE_IN_VIEWERS_JS = """roots => {
+    const allowed = new Set(['DIV', 'SPAN', 'PRE', 'CODE', 'B', 'UL', 'OL', 'LI', 'DETAILS',
+        'SUMMARY', 'BUTTON', 'SELECT', 'OPTION', 'INPUT', 'svg', 'g', 'title', 'text', 'path',
+        'polygon', 'ellipse']);
+    const found = [];
+    for (const root of roots) for (const el of root.querySelectorAll('*')) {
+        if (!allowed.has(el.tagName)) found.push('tag ' + el.tagName);
+        for (const a of el.attributes) if (/^on/i.test(a.name)) found.push('attribute ' + a.name);
+    }
+    return found;
+}"""
+
+
+def test_every_hostile_program_shows_as_inert_text_at_every_step(page):
+    from hostile import TEXT
+
+    roots = hostile_viewers(page)
+    assert len(roots) == 5, "one viewer per hostile program"
+    seen = ""
+    for root in roots:
+        root.locator("details").evaluate_all("ds => ds.forEach(d => d.open = true)")
+        for k in range(root.locator(".dl-compile option").count()):
+            root.locator(".dl-compile").select_option(index=k)
+            n = step_of(root)[1]
+            root.locator(".dl-caption-bar").click()
+            for _ in range(n + 1):
+                seen += root.text_content()
+                page.keyboard.press("ArrowRight")
+            assert step_of(root)[0] == n
+    found = page.locator(".dl-viewer").evaluate_all(UNSAFE_IN_VIEWERS_JS)
+    assert found == [], found[:20]
+    assert page.evaluate("window.__dlAlerts") == []
+    assert page.locator(".dl-viewer dl-evil, .dl-viewer img, .dl-viewer script").count() == 0
+    assert TEXT in seen, "the hostile text itself is shown, as text"
+    for root in roots:   # no pane grows with a 100 000-character line (the engine bounds them)
+        sizes = root.locator(".dl-pane").evaluate_all("ps => ps.map(p => p.textContent.length)")
+        assert max(sizes) < 200_000, sizes
+
+
+# -- speed, themes, the picture ---------------------------------------------------------------------
 
 def test_click_to_pane_latency_in_the_page_is_reported(page):
     root = viewer(page)
     to_first_step(root)
-    assert step_of(root)[1] > 0
     settled, stack = [], []
     way = "forward"
     while len(settled) < LATENCY_CLICKS:   # to the last step and back, as often as needed
@@ -327,16 +674,34 @@ def test_click_to_pane_latency_in_the_page_is_reported(page):
             stack.append(times["Stack"])
     assert stack, "no click changed the stack pane"
     print(f"\nviewer latency in Chromium, {len(settled)} clicks of forward/back: "
-          f"click to stack pane updated, median {statistics.median(stack):.0f} ms; "
-          f"click to every pane settled, median {statistics.median(settled):.0f} ms, "
-          f"max {max(settled):.0f} ms (target: under 250 ms)")
+          f"click to stack pane updated, median {statistics.median(stack):.1f} ms; "
+          f"click to every pane settled, median {statistics.median(settled):.1f} ms, "
+          f"max {max(settled):.1f} ms")
 
 
-def test_a_screenshot_of_the_viewer_is_saved(page, tmp_path):
-    root = viewer(page)
-    to_first_step(root)
-    click(root, "next node")   # the input appears
-    click(root, "next node")   # the call of x.sin(): a node, a tensor on top of the stack
+CONTRAST_JS = """root => {
+    const rgb = s => (s.match(/[\\d.]+/g) || []).slice(0, 3).map(Number);
+    const lum = c => { const [r, g, b] = c.map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+                       return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+    const pairs = [];
+    for (const el of root.querySelectorAll('.dl-pane-body, .dl-title, .dl-caption')) {
+        let bg = el, colour;
+        while (bg && (colour = getComputedStyle(bg).backgroundColor) && /rgba\\(.*, 0\\)|transparent/.test(colour)) bg = bg.parentElement;
+        const [a, b] = [lum(rgb(getComputedStyle(el).color)), lum(rgb(colour || 'rgb(255,255,255)'))];
+        pairs.push((Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05));
+    }
+    return pairs;
+}"""
+
+
+def _theme(page, name: str) -> None:
+    page.get_by_role("menuitem", name="Settings", exact=True).click()
+    page.locator(".lm-Menu-item", has=page.locator(".lm-Menu-itemLabel", has_text=re.compile("^Theme$"))).hover()
+    page.locator(".lm-Menu-item", has=page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{name}$"))).click()
+    page.wait_for_function(f"() => document.body.dataset.jpThemeName === {name!r}", timeout=CLICK)
+
+
+def _screenshot(page, root, path: Path) -> None:
     page.evaluate("document.activeElement && document.activeElement.blur()")
     page.mouse.move(0, 0)      # no hover or focus highlight in the picture
     # The whole viewer in the picture: a window tall enough for it (the notebook scrolls
@@ -345,14 +710,96 @@ def test_a_screenshot_of_the_viewer_is_saved(page, tmp_path):
     page.set_viewport_size({"width": VIEWPORT["width"], "height": min(int(height) + 300, 2400)})
     try:
         root.scroll_into_view_if_needed()
-        shot = tmp_path / "viewer.png"
-        root.screenshot(path=str(shot), animations="disabled", scale="css")
+        root.screenshot(path=str(path), animations="disabled", scale="css")
     finally:
         page.set_viewport_size(VIEWPORT)
-    size = shot.stat().st_size
-    print(f"\nscreenshot: {shot} ({size // 1024} KB)")
+
+
+def test_the_viewer_reads_in_the_light_and_the_dark_theme_and_its_screenshot_is_saved(page, tmp_path):
+    root = viewer(page)
+    to_first_step(root)
+    click(root, "next node")   # the input appears
+    click(root, "next node")   # the call of x.sin(): a node, a tensor on top of the stack
+    light = root.evaluate(CONTRAST_JS)
+    shot = tmp_path / "viewer.png"
+    _screenshot(page, root, shot)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    _theme(page, "JupyterLab Dark")
+    try:
+        dark = root.evaluate(CONTRAST_JS)
+        _screenshot(page, root, tmp_path / "viewer-dark.png")
+        background = root.evaluate("r => getComputedStyle(r.querySelector('.dl-pane')).backgroundColor")
+    finally:
+        _theme(page, "JupyterLab Light")
+    print(f"\nscreenshots: {shot} and {tmp_path / 'viewer-dark.png'}")
+    assert min(light) >= 4.5 and min(dark) >= 4.5, (light, dark)
+    assert background != root.evaluate("r => getComputedStyle(r.querySelector('.dl-pane')).backgroundColor")
     if os.environ.get("DYNAMO_LAB_UPDATE_SCREENSHOT") == "1":
         SCREENSHOT.parent.mkdir(exist_ok=True)
         shutil.copyfile(shot, SCREENSHOT)
         print(f"updated {SCREENSHOT}")
+
+
+# -- the kernel busy, gone, and the notebook reopened ------------------------------------------------
+
+def _kernel_state(lab) -> str:
+    kernel = lab.session(NOTEBOOK)["kernel"]["id"]
+    return lab.api(f"api/kernels/{kernel}")["execution_state"]
+
+
+def test_stepping_goes_on_while_the_kernel_sleeps_and_python_catches_up_after(page, lab):
+    root = probe_viewer(page)
+    to_first_step(root)
+    sleeper = threading.Thread(target=python, args=(lab, "import time; time.sleep(10)"))
+    sleeper.start()
+    try:
+        deadline = time.monotonic() + 10
+        while _kernel_state(lab) != "busy":
+            assert time.monotonic() < deadline, "the kernel never became busy"
+            time.sleep(0.05)
+        started = time.monotonic()
+        for i in range(1, 5):
+            times = click(root, "forward")
+            assert step_of(root)[0] == i and times["settled"] < 1000
+        assert time.monotonic() - started < 5, "stepping waited for the kernel"
+        # (not the server's execution_state: JupyterLab's widget messages go to a kernel
+        # subshell, whose own idle status the server reports while the cell still sleeps)
+        assert sleeper.is_alive(), "the clicks should have happened while the cell slept"
+    finally:
+        sleeper.join()
+    deadline = time.monotonic() + 10
+    while python(lab, "print(probe.compile, probe.step)") != "1 4":
+        assert time.monotonic() < deadline, "Python never learned where the viewer is"
+        time.sleep(0.2)
+
+
+def test_a_saved_notebook_reopens_with_the_viewer_where_it_was_left_and_steps_without_a_kernel(
+        page, lab):
+    root = probe_viewer(page)
+    go_to_step(root, 6)
+    page.keyboard.press("Control+s")
+    deadline = time.monotonic() + 20
+    while True:
+        saved = json.loads((lab.root / NOTEBOOK).read_text(encoding="utf-8"))
+        states = saved["metadata"].get("widgets", {}).get(
+            "application/vnd.jupyter.widget-state+json", {}).get("state", {})
+        steps = [m["state"].get("step") for m in states.values()
+                 if m["state"].get("compile") == 1
+                 and m["state"].get("titles", ["", ""])[1].startswith("[0/0_1] g")]
+        if 6 in steps or time.monotonic() > deadline:
+            break
+        time.sleep(0.3)
+    assert 6 in steps, "the saved notebook does not hold the viewer's step"
+    # The kernel goes away: the open page steps on.
+    lab.delete(f"api/sessions/{lab.session(NOTEBOOK)['id']}")
+    page.locator("#jp-main-statusbar").get_by_text(re.compile("No Kernel|Unknown|Dead|Disconnected")) \
+        .first.wait_for(timeout=30_000)
+    click(root, "forward")
+    assert step_of(root)[0] == 7
+    click(root, "back")
+    # Reopened: a new kernel, no models in it; the viewers come from the saved state.
+    open_notebook(page, lab)
+    root = probe_viewer(page)
+    assert step_of(root)[0] == 6 and compile_shown(root).startswith("[0/0_1]")
+    click(root, "forward")
+    assert step_of(root)[0] == 7
