@@ -180,10 +180,10 @@ def test_the_lessons_store_the_recording_of_every_viewer_they_show(built):
 
 LESSON = {
     "cells": [
-        {"cell_type": "markdown", "metadata": {}, "source": "# A tiny lesson\n\nSee [the start](START.ipynb)."},
-        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+        {"cell_type": "markdown", "id": "prose", "metadata": {}, "source": "# A tiny lesson\n\nSee [the start](START.ipynb)."},
+        {"cell_type": "code", "id": "setup", "metadata": {}, "execution_count": None, "outputs": [],
          "source": "%load_ext widgets\nimport torch"},
-        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+        {"cell_type": "code", "id": "trace", "metadata": {}, "execution_count": None, "outputs": [],
          "source": "%%capture_trace\n@torch.compile(backend=\"eager\")\ndef f(x):\n"
                    "    s = \"<script>alert('dl')</script>\"\n    return x.sin() + len(s)\n"
                    "f(torch.ones(3))"},
@@ -191,7 +191,7 @@ LESSON = {
     "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
     "nbformat": 4, "nbformat_minor": 5,
 }
-START = {"cells": [{"cell_type": "markdown", "metadata": {},
+START = {"cells": [{"cell_type": "markdown", "id": "start", "metadata": {},
                     "source": "# Start\n\n[The tiny lesson](01_tiny.ipynb)"}],
          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
 
