@@ -15,7 +15,7 @@ from .recording import (
 )
 
 __all__ = [
-    "record", "trace", "prepare", "active", "DEFAULT_MAX_STEPS",
+    "record", "trace", "prepare", "active", "DEFAULT_MAX_STEPS", "logs", "LogCapture", "LogLine",
     "Recording", "Compile", "Step", "Var", "Guard", "Node", "Event", "GraphBreak",
     "ResumeFunction", "CodeInfo", "Instr", "Outcome", "EventKind",
 ]
