@@ -79,11 +79,12 @@ class Attempt:
         _, code, depth, inline_stack, code_name, by_offset = info
         # Each inlined call gets its own copy of its code's instructions: readings
         # are kept per code and offset, so no copy is kept alive.
-        ins = by_offset.get(inst.offset)
+        at = internals.instruction_offset(inst)
+        ins = by_offset.get(at)
         if ins is None:
             ins = step_fields(inst)
-            if inst.offset is not None:  # an instruction Dynamo made up has none: not kept
-                by_offset[inst.offset] = ins
+            if at is not None:  # an instruction Dynamo made up has none: not kept
+                by_offset[at] = ins
         offset, opname, argrepr, lineno = ins
         if lineno is None:
             lineno = internals.current_line(tx)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 import re
 from typing import Any, NamedTuple
 
@@ -43,6 +44,11 @@ def instruction_fields(inst: Any) -> InstructionFields:
     return InstructionFields(inst.offset, inst.opname, inst.arg, inst.argval,
                              lineno if lineno is not None else inst.starts_line,
                              target.offset if target is not None else None)
+
+
+# The offset of a Dynamo `Instruction` (renumbered by `update_offsets`; None for one Dynamo
+# made up while tracing). Read on every step, so an attrgetter (C speed). 2.13, 2.14.
+instruction_offset = operator.attrgetter("offset")
 
 
 def walked_instructions(tx: Any) -> list[Any]:
