@@ -72,6 +72,7 @@ def test_translator_accessors_agree_with_the_code_being_run(live):
         code = s["code"]
         f = s["fields"]
         assert f.opname == s["inst"].opname and f.opname in dis.opmap
+        assert internals.instruction_offset(s["inst"]) == f.offset
         assert s["inst"] in s["walked"]  # the instruction run is one of the walked list's
         assert f.lineno is None or code.co_firstlineno <= f.lineno
         if f.target is not None:
@@ -187,6 +188,13 @@ def test_recompile_limit_is_recognised_by_its_type():
         with pytest.raises(Exception) as info:
             compiled(torch.ones(3), 2)
     assert internals.recompile_limit_hit(info.value)
+
+
+def test_resume_offsets_are_read_from_dynamos_names_only():
+    assert internals.resume_offset("__resume_at_76_3") == 76
+    assert internals.resume_offset("__resume_at_x_3") is None
+    assert internals.resume_offset("__compiled_fn_1_abc") is None
+    assert internals.refusals("no message starts like this, ever") == 0
 
 
 def test_counters_resume_functions_and_compiled_functions():
