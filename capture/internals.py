@@ -344,6 +344,72 @@ def compiled_function(fn: Any) -> Any:
     return getattr(fn, "_torchdynamo_orig_callable", fn)
 
 
+# -- torch's logging --------------------------------------------------------------
+
+
+def log_names() -> set[str]:
+    """The TORCH_LOGS names `torch._logging.set_logs` takes (its keyword arguments). 2.13, 2.14."""
+    import torch._logging
+
+    return set(inspect.signature(torch._logging.set_logs).parameters) - {"all", "modules"}
+
+
+def is_log_artifact(name: str) -> bool:
+    """Whether a TORCH_LOGS name is an artifact (switched on) rather than a log (given a
+    level): `log_registry.is_artifact`. 2.13, 2.14."""
+    from torch._logging._internal import log_registry
+
+    return log_registry.is_artifact(name)
+
+
+def set_logs(**settings: Any) -> None:
+    """`torch._logging.set_logs`: what TORCH_LOGS would set, from Python. 2.13, 2.14."""
+    import torch._logging
+
+    torch._logging.set_logs(**settings)
+
+
+def log_qnames() -> set[str]:
+    """The qualified names of torch's registered logs (`log_registry.get_log_qnames()`). 2.13, 2.14."""
+    from torch._logging._internal import log_registry
+
+    return set(log_registry.get_log_qnames())
+
+
+def torch_loggers() -> list[Any]:
+    """Every logger torch's log settings touch: registered logs, artifacts, their children,
+    and the structured trace logger (`log_registry`, `trace_log`). 2.13, 2.14."""
+    import logging
+
+    from torch._logging._internal import log_registry, trace_log
+
+    names = (log_registry.get_log_qnames() | log_registry.get_artifact_log_qnames()
+             | log_registry.get_child_log_qnames())
+    return [logging.getLogger(n) for n in sorted(names)] + [trace_log]
+
+
+def log_state() -> tuple[dict[str, int], set[str]]:
+    """torch's log settings as a later `set_logs` or a new artifact logger reads them
+    (`log_state.log_qname_to_level`, `.artifact_names`): the live dict and set. 2.13, 2.14."""
+    from torch._logging._internal import log_state as state
+
+    return state.log_qname_to_level, state.artifact_names
+
+
+def is_torch_log_handler(handler: Any) -> bool:
+    """Whether a handler is the stderr handler `set_logs` installs (`_is_torch_handler`). 2.13, 2.14."""
+    from torch._logging._internal import _is_torch_handler
+
+    return _is_torch_handler(handler)
+
+
+def configure_artifact_log(logger: Any) -> None:
+    """Configure an artifact logger as torch does when it is first created. 2.13, 2.14."""
+    from torch._logging._internal import configure_artifact_log as configure
+
+    configure(logger)
+
+
 # -- trackers ---------------------------------------------------------------------
 
 

@@ -24,12 +24,13 @@ a newly created artifact logger reads) is put back.
 
 from __future__ import annotations
 
-import inspect
 import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+
+from . import internals
 
 __all__ = ["logs", "LogCapture", "LogLine"]
 
@@ -89,13 +90,11 @@ class _Collect(logging.Handler):
         self.capture = capture
 
     def emit(self, record: logging.LogRecord) -> None:
-        import torch._guards
-
         try:
             message = record.getMessage()
             if record.exc_info and record.exc_info[0] is not None:
                 message += "\n" + logging.Formatter().formatException(record.exc_info)
-            trace_id = torch._guards.CompileContext.current_trace_id()
+            trace_id = internals.trace_id()
             artifact = getattr(logging.getLogger(record.name), "artifact_name", None)
             self.capture.lines.append(LogLine(
                 logger=record.name, artifact=artifact, level=record.levelname,
@@ -107,10 +106,7 @@ class _Collect(logging.Handler):
 
 def _settings(names: tuple[str, ...]) -> dict[str, object]:
     """set_logs keyword arguments for TORCH_LOGS-style names."""
-    import torch._logging
-    from torch._logging._internal import log_registry
-
-    known = set(inspect.signature(torch._logging.set_logs).parameters) - {"all", "modules"}
+    known = internals.log_names()
     out: dict[str, object] = {}
     for name in names:
         sign = name[:1] if name[:1] in "+-" else ""
@@ -118,17 +114,8 @@ def _settings(names: tuple[str, ...]) -> dict[str, object]:
         if bare not in known:
             raise ValueError(f"unknown log name {name!r}: use a TORCH_LOGS name such as "
                              "'recompiles', 'guards', 'graph_breaks', 'bytecode' or 'dynamic'")
-        out[bare] = True if log_registry.is_artifact(bare) else _LEVELS[sign]
+        out[bare] = True if internals.is_log_artifact(bare) else _LEVELS[sign]
     return out
-
-
-def _torch_loggers() -> list[logging.Logger]:
-    """Every logger torch's log settings touch: registered logs, artifacts, children, trace."""
-    from torch._logging._internal import log_registry, trace_log
-
-    names = (log_registry.get_log_qnames() | log_registry.get_artifact_log_qnames()
-             | log_registry.get_child_log_qnames())
-    return [logging.getLogger(n) for n in sorted(names)] + [trace_log]
 
 
 _UNSET = object()
@@ -154,9 +141,6 @@ def _restore(logger: logging.Logger, saved: tuple) -> None:
 @contextmanager
 def logs(*names: str) -> Iterator[LogCapture]:
     """Catch what Dynamo logs in the block, as TORCH_LOGS with these names would print it."""
-    import torch._logging
-    import torch._logging._internal as internal
-
     if "TORCH_LOGS" in os.environ:
         raise RuntimeError("TORCH_LOGS is set in this process, so torch ignores other log "
                            "settings: unset it (del os.environ['TORCH_LOGS']) to use capture.logs")
@@ -164,28 +148,29 @@ def logs(*names: str) -> Iterator[LogCapture]:
     captured = LogCapture()
     collect = _Collect(captured)
 
-    state = internal.log_state
-    saved_state = (dict(state.log_qname_to_level), set(state.artifact_names))
-    saved = {id(lg): (lg, _snapshot(lg)) for lg in _torch_loggers()}
+    levels, artifacts = internals.log_state()
+    saved_state = (dict(levels), set(artifacts))
+    saved = {id(lg): (lg, _snapshot(lg)) for lg in internals.torch_loggers()}
     try:
-        torch._logging.set_logs(**settings)
+        internals.set_logs(**settings)
         # set_logs gave every registered log a stderr handler of torch's: send to ours instead.
-        for qname in internal.log_registry.get_log_qnames():
+        for qname in internals.log_qnames():
             logger = logging.getLogger(qname)
-            logger.handlers[:] = [h for h in logger.handlers if not internal._is_torch_handler(h)]
+            logger.handlers[:] = [h for h in logger.handlers
+                                  if not internals.is_torch_log_handler(h)]
             logger.handlers.append(collect)
         yield captured
     finally:
-        state.log_qname_to_level.clear()
-        state.log_qname_to_level.update(saved_state[0])
-        state.artifact_names.clear()
-        state.artifact_names.update(saved_state[1])
+        levels.clear()
+        levels.update(saved_state[0])
+        artifacts.clear()
+        artifacts.update(saved_state[1])
         for logger, snapshot in saved.values():
             _restore(logger, snapshot)
         # Artifact loggers first created inside the block: configured as torch would now.
-        for logger in _torch_loggers():
+        for logger in internals.torch_loggers():
             if id(logger) not in saved and hasattr(logger, "artifact_name"):
                 logger.handlers[:] = [h for h in logger.handlers if h is not collect]
                 logger.setLevel(logging.NOTSET)
                 logger.propagate = True
-                internal.configure_artifact_log(logger)
+                internals.configure_artifact_log(logger)

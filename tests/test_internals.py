@@ -230,3 +230,30 @@ def test_counters_resume_functions_and_compiled_functions():
     assert after["graph_breaks"] >= before["graph_breaks"] + 1
     fns = rec_holder["fn"]
     assert fns and all(fn.__code__.co_name.startswith("torch_dynamo_resume_in_shout") for fn in fns)
+
+
+def test_logging_accessors_read_torchs_log_registry():
+    import logging
+
+    names = internals.log_names()
+    assert {"recompiles", "guards", "dynamo", "bytecode"} <= names
+    assert internals.is_log_artifact("recompiles") and not internals.is_log_artifact("dynamo")
+    assert "torch._dynamo" in internals.log_qnames()
+    loggers = internals.torch_loggers()
+    assert logging.getLogger("torch._dynamo") in loggers
+    levels, artifacts = internals.log_state()
+    assert isinstance(levels, dict) and isinstance(artifacts, set)
+    assert not internals.is_torch_log_handler(logging.StreamHandler())
+    # set_logs installs torch's own handler on its registered logs; undone with set_logs()
+    internals.set_logs(dynamo=logging.INFO)
+    try:
+        handlers = logging.getLogger("torch._dynamo").handlers
+        assert any(internals.is_torch_log_handler(h) for h in handlers)
+        artifact = next(lg for lg in loggers if getattr(lg, "artifact_name", None))
+        saved = (artifact.level, artifact.propagate, list(artifact.handlers))
+        internals.configure_artifact_log(artifact)  # torch's own treatment of a new artifact
+        artifact.setLevel(saved[0])
+        artifact.propagate = saved[1]
+        artifact.handlers[:] = saved[2]
+    finally:
+        internals.set_logs()
