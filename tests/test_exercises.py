@@ -324,3 +324,73 @@ def test_no_helper_raises_on_any_answer(broken, answer):
     for ex in exercises:
         result = ex.grade(answer)
         assert isinstance(result, Result) and result.message
+
+
+# -- predict, then reveal: the prediction cell above, and what to look at -----------------
+
+LOOK = "the compile ids in the recording"
+
+
+def every_checker(broken):
+    """One exercise of each kind, all told where the prediction lives and what to look at."""
+    kw = {"prediction": "q1_answer", "look": LOOK}
+    load_method = first_step(broken, "LOAD_METHOD")
+    return {
+        "stack": (predict_stack(broken, {"opname": "LOAD_METHOD"}, name="q1", **kw),
+                  [v.kind for v in load_method.stack], ["TensorVariable"]),
+        "guard": (predict_guard(broken, compile_id="0/0_1", about="x", name="q1", **kw),
+                  "TENSOR_MATCH", "EQUALS_MATCH"),
+        "break_line": (predict_break_line(broken, name="q1", **kw),
+                       branchy_line('print("between")'), branchy_line("x.cos()")),
+        "number": (predict_number("q1", "How many graphs?", broken.counters["unique_graphs"], **kw),
+                   broken.counters["unique_graphs"], broken.counters["unique_graphs"] + 1),
+        "set": (predict_set("q1", "Which ids?", [c.compile_id for c in broken.compiles],
+                            normalize=str.strip, **kw),
+                [c.compile_id for c in broken.compiles], ["0/0"]),
+        "choice": (predict_choice("q1", "Restarted?", {"a": "yes", "b": "no"},
+                                  "a" if broken.compiles[0].restarted else "b", **kw),
+                   "a" if broken.compiles[0].restarted else "b",
+                   "b" if broken.compiles[0].restarted else "a"),
+    }
+
+
+@pytest.mark.parametrize("kind", ["stack", "guard", "break_line", "number", "set", "choice"])
+def test_each_checker_passes_the_recorded_truth_and_points_a_wrong_answer_somewhere(broken, kind):
+    ex, right, wrong = every_checker(broken)[kind]
+    verdict = ex.grade(right)
+    assert verdict.ok, verdict.message
+    assert "Look at" not in verdict.message
+    verdict = ex.grade(wrong)
+    assert verdict.ok is False
+    assert f"Look at {LOOK}." in verdict.message
+    assert "q1.hint()" in verdict.message
+
+
+@pytest.mark.parametrize("kind", ["stack", "guard", "break_line", "number", "set", "choice"])
+def test_an_empty_prediction_says_which_cell_to_fill(broken, kind):
+    ex, _, _ = every_checker(broken)[kind]
+    verdict = ex.grade(...)
+    assert verdict.ok is None
+    assert "`q1_answer = ...` in the cell above" in verdict.message
+    assert "Expected:" in verdict.message
+
+
+def test_without_a_prediction_variable_the_placeholder_text_is_the_plain_one():
+    verdict = predict_number("q", "?", 2).grade(...)
+    assert verdict.ok is None and "replace ... with your answer" in verdict.message
+
+
+def test_look_is_not_shown_twice_when_it_ends_with_punctuation():
+    ex = predict_number("q", "?", 2, look="the events (rec.events)")
+    assert "Look at the events (rec.events)\n" in ex.grade(3).message
+
+
+def test_predicting_the_realized_tracker_for_a_lazy_one_explains_laziness(broken):
+    # `if n > 1` loads the int argument: a LazyConstantVariable, not yet a ConstantVariable.
+    step = next(s for s in broken.compiles[0].steps
+                if s.opname == "LOAD_FAST" and s.argrepr == "n")
+    lazy = step.stack[-1]
+    assert lazy.kind == "LazyConstantVariable" and not lazy.realized
+    said = [v.kind for v in step.stack[:-1]] + ["ConstantVariable"]
+    verdict = predict_stack(broken, step.index).grade(said)
+    assert not verdict and "lazy" in verdict.message
