@@ -73,8 +73,6 @@ def test_unsafe_characters_survive_the_json_export_exactly(hostile):
     assert capture.Recording.from_json(exported).to_json() == exported
 
 
-@pytest.mark.xfail(strict=True, reason="the engine does not yet apply its text policy to local "
-                   "variable names (the keys of steps[].locals) nor to guard_details[].code_name")
 def test_no_string_of_the_recording_holds_a_raw_unsafe_character(hostile):
     exported = json.loads(hostile["unsafe characters"].to_json())
     found = [s for s in strings(exported)
