@@ -82,12 +82,14 @@ def match_guard_texts(details: list[Guard], leaves: list[Leaf]) -> list[Guard]:
             # EQUALS_MATCH): a check of any kind about exactly this source.
             i = take(by_source.get(g.source))
         if i is not None:  # (dataclasses.replace costs several times more)
-            g = Guard(leaves[i].text, g.kind, g.source, g.ambient, g.step, g.lineno, g.line,
-                      g.code_name)
+            g = Guard(text=leaves[i].text, kind=g.kind, source=g.source, ambient=g.ambient,
+                      step=g.step, lineno=g.lineno, line=g.line, code_name=g.code_name,
+                      tree_kind=leaves[i].kind)
         out.append(g)
     for i, leaf in enumerate(leaves):
         if not used[i]:
-            out.append(Guard(text=leaf.text, kind=leaf.kind, source=sources[i]))
+            out.append(Guard(text=leaf.text, kind=leaf.kind, source=sources[i],
+                             tree_kind=leaf.kind))
     return out
 
 

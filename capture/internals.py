@@ -303,9 +303,10 @@ _RESUME = re.compile(r"__resume_at_(\d+)_\d+")
 
 
 def resume_offset(global_name: str) -> int | None:
-    """The offset, in the original bytecode, where a resume function continues the frame,
-    read from the global Dynamo names it by (`__resume_at_<offset>_<n>`, `n` a
-    process-wide counter); None for any other name. 2.13, 2.14."""
+    """The offset where a resume function continues the frame, in Dynamo's cleaned
+    instructions (`tx.instructions`, as `create_call_resume_at` sees them), read from the
+    global Dynamo names it by (`__resume_at_<offset>_<n>`, `n` a process-wide counter);
+    None for any other name. 2.13, 2.14."""
     m = _RESUME.fullmatch(global_name)
     return int(m.group(1)) if m else None
 

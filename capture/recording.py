@@ -227,7 +227,12 @@ class Node:
 
 @dataclass(frozen=True, slots=True)
 class Guard:
-    """One guard Dynamo installed, with where it came from."""
+    """One guard Dynamo installed, with where it came from.
+
+    `kind` is the kind Dynamo installed (`CONSTANT_MATCH`); `text` and `tree_kind` are
+    the check as the guard tree prints it (`EQUALS_MATCH: L['n'] == 2`), when the guard
+    has a line there.
+    """
 
     text: str
     kind: str
@@ -237,6 +242,7 @@ class Guard:
     lineno: int | None = None
     line: str | None = None
     code_name: str | None = None
+    tree_kind: str | None = None
 
     @property
     def where(self) -> str:
@@ -250,8 +256,9 @@ class Guard:
 @dataclass(frozen=True, slots=True)
 class ResumeFunction:
     """A continuation Dynamo generated at a graph break: it takes the live stack values
-    and locals as arguments (`argnames`) and runs the frame's code from `offset`, the
-    offset in the original bytecode where execution resumes."""
+    and locals as arguments (`argnames`) and runs the frame's code from `offset`, where
+    execution resumes: an offset in the instructions Dynamo walks (`CodeInfo.walked`),
+    which is the original offset only where cleaning renumbered nothing before it."""
 
     global_name: str
     code_name: str

@@ -321,6 +321,8 @@ def test_a_guard_rendered_under_another_kind_keeps_its_step_and_line():
     (n_guard,) = [g for g in c.guard_details if g.source == "L['n']"]
     # installed as CONSTANT_MATCH while tracing, rendered as EQUALS_MATCH in the tree
     assert n_guard.kind == "CONSTANT_MATCH" and n_guard.text == "EQUALS_MATCH: L['n'] == 2"
+    assert n_guard.tree_kind == "EQUALS_MATCH"
+    assert all(g.tree_kind == g.text.split(":")[0] for g in c.guard_details if g.tree_kind)
     assert n_guard.step is not None and n_guard.lineno == line_of(scale, "return x * n")
     # a check about an expression of a source is not taken for the source's own guard
     from capture.guards import _leaf_source
@@ -342,8 +344,9 @@ def test_the_rewritten_code_and_resume_functions_are_instructions_too():
                for i, line in zip(installed, lines))
     assert any(i.argrepr.startswith("NULL + __compiled_fn_") for i in installed)
     (resume,) = c.resume_functions
-    # It resumes at the instruction after the CALL of print: the POP_TOP of its result.
-    original = {i.offset: i for i in c.codes[0].instructions}
+    # It resumes at the instruction after the CALL of print: the POP_TOP of its result
+    # (an offset in the instructions Dynamo walks).
+    original = {i.offset: i for i in c.codes[0].walked}
     assert original[resume.offset].opname == "POP_TOP"
     call = max((o for o in original if o < resume.offset and original[o].opname == "CALL"))
     assert original[call].lineno == original[resume.offset].lineno

@@ -137,3 +137,22 @@ def test_dis_listing_is_the_codes_own():
     info = rec.compiles[0].codes[0]
     assert [i.opname for i in info.instructions] == \
         [i.opname for i in dis.get_instructions(both_not_none)]
+
+
+def test_a_resume_offset_is_an_offset_in_the_walked_listing():
+    """Where cleaning renumbered the instructions before the break, the offset in the resume
+    function's name is Dynamo's, not `dis`'s."""
+    def f(x, a=None, b=None):
+        if a is not None and b is not None:
+            x = x + 1
+        print("between")
+        return x * 2
+
+    rec = capture.trace(f, torch.ones(3))
+    c = next(c for c in rec.compiles if c.resume_functions)
+    (resume,) = c.resume_functions
+    info = c.codes[0]
+    walked = {i.offset: i for i in info.walked}
+    assert walked[resume.offset].opname == "POP_TOP"
+    assert resume.offset not in {i.offset for i in info.instructions
+                                 if i.opname == "POP_TOP"}  # dis's POP_TOP sits elsewhere

@@ -475,8 +475,7 @@ def _parse_guard_answer(ans: Any) -> tuple[str, str | None] | None:
 def _rendered_kind(guard: Any) -> str:
     """The kind as the guard tree prints it (`EQUALS_MATCH`), which may differ from
     the kind Dynamo installed it as (`CONSTANT_MATCH`)."""
-    head = guard.text.split(":", 1)[0].strip()
-    return head if re.fullmatch(r"[A-Z][A-Z0-9_]*", head) else guard.kind
+    return guard.tree_kind or guard.kind
 
 
 def _guard_kinds(guard: Any) -> set[str]:
