@@ -57,6 +57,10 @@ EXTRA_CELLS = [
     '    return x * 2\n\nscale(torch.ones(3))\nscale(torch.ones(4))',
     # A viewer the tests read from Python, on the attempt that compiled up to the print.
     'from widgets import TraceViewer\nprobe = TraceViewer(broken, compile="0/0_1")\nprobe',
+    # Bytecode Dynamo cleans (`y is None`), and a recording with nothing compiled.
+    'def maybe(x, y=None):\n    if y is None:\n        return x + 1\n    return x + y\n\n'
+    'TraceViewer(capture.trace(maybe, torch.ones(3)))',
+    'TraceViewer(capture.Recording())',
     # Every hostile program, one viewer each.
     f"import sys, tempfile, pathlib\nsys.path.insert(0, {str(ROOT / 'tests')!r})\nimport hostile\n"
     "hostile_recordings = hostile.recordings(pathlib.Path(tempfile.mkdtemp()))\n"
@@ -378,7 +382,7 @@ def test_next_node_reveals_one_more_node_of_the_drawing_each_time(page):
         assert now > shown, f"step {step_of(root)[0]}: the drawing still shows {now} node(s)"
         assert now == graph_count(root), "the drawing and the pane's title disagree"
         assert "new:" in pane(root, "FX graph").locator(".dl-title").text_content()
-        assert root.locator(".dl-graph svg g.node.dl-new").count() >= 1
+        assert root.locator(".dl-graph svg .dl-marks .dl-new").count() == now - shown
         shown, jumps = now, jumps + 1
     assert jumps > 0
 
@@ -450,6 +454,80 @@ def test_choosing_another_compile_opens_it_at_its_first_step(page):
     root.locator(".dl-compile").select_option(index=0)
 
 
+def test_play_steps_on_by_itself_until_paused(page):
+    root = probe_viewer(page)
+    to_first_step(root)
+    button(root, "play").click()
+    page.wait_for_function("root => /step [2-9]/.test(root.querySelector('.dl-caption .dl-stepno').textContent)",
+                           arg=root.element_handle(), timeout=CLICK)
+    button(root, "pause").click()
+    paused = step_of(root)[0]
+    page.wait_for_timeout(1000)   # more than two steps' worth of playing
+    assert step_of(root)[0] == paused and button(root, "play").is_visible()
+
+
+def test_a_pane_is_rewritten_only_when_what_it_shows_changes(page):
+    root = viewer(page)
+    go_to_step(root, 1)   # LOAD_FAST x, LOAD_METHOD sin, PRECALL: all on line 4
+    for _ in range(2):
+        times = click(root, "forward")
+        assert "Source" not in times and "Stack" in times, times
+    times = click(root, "last")
+    assert "Source" in times
+
+
+def test_fit_graph_scales_the_drawing_to_its_pane_and_back(page):
+    root = viewer(page)
+    svg = root.locator(".dl-graph svg")
+    natural = svg.evaluate("s => getComputedStyle(s).maxWidth")
+    button(root, "fit graph").click()
+    assert button(root, "fit graph").get_attribute("aria-pressed") == "true"
+    assert svg.evaluate("s => getComputedStyle(s).maxWidth") == "100%"
+    button(root, "fit graph").click()
+    assert svg.evaluate("s => getComputedStyle(s).maxWidth") == natural
+
+
+def test_the_original_and_rewritten_bytecode_and_the_guard_tree_unfold_below(page):
+    root = probe_viewer(page)
+    root.locator(".dl-compare > summary").click()
+    root.locator(".dl-details:not(.dl-compare) > summary").click()
+    assert "LOAD_GLOBAL" in pane(root, "Original bytecode").text_content()
+    rewritten = pane(root, "Rewritten bytecode").text_content()
+    assert "__compiled_fn_" in rewritten and "torch_dynamo_resume_in_g" in rewritten
+    assert "RootGuardManager" in pane(root, "Guard tree").text_content()
+    before = where(root)
+    root.locator(".dl-compile").select_option(index=0)   # the attempt that was restarted
+    _settle(root, before, "choosing [0/0]")
+    assert "abandoned and restarted" in pane(root, "Rewritten bytecode").text_content()
+    before = where(root)
+    root.locator(".dl-compile").select_option(index=1)
+    _settle(root, before, "choosing [0/0_1]")
+    root.locator(".dl-compare > summary").click()
+    root.locator(".dl-details:not(.dl-compare) > summary").click()
+
+
+def test_bytecode_dynamo_cleaned_is_shown_beside_the_original_row_by_row(page):
+    root = viewer_in(page, "def maybe")
+    bytecode = pane(root, "Bytecode")
+    assert "cleaned" in bytecode.locator(".dl-pair-head").text_content()
+    while "IS_OP" not in bytecode.locator(".dl-current").text_content():
+        click(root, "forward")
+    current = bytecode.locator(".dl-current .dl-cell")
+    assert current.count() == 2 and "IS_OP" in current.first.text_content()
+    replaced = bytecode.locator(".dl-changed", has_text="NOT_NONE")
+    assert replaced.count() == 1 and "None" in replaced.locator(".dl-cell").first.text_content()
+    assert bytecode.locator(".dl-inserted").count() >= 1
+
+
+def test_a_recording_with_nothing_compiled_says_so(page):
+    cell = page.locator(".jp-CodeCell").filter(
+        has=page.locator(".jp-InputArea", has_text="TraceViewer(capture.Recording())")).first
+    root = cell.locator(".dl-viewer")
+    root.wait_for(timeout=CLICK)
+    assert "Nothing was compiled" in root.text_content()
+    assert button(root, "forward").is_disabled() and root.locator(".dl-compile").is_disabled()
+
+
 # -- provenance: what made this, and back again -------------------------------------------------
 
 def test_clicking_a_guard_goes_to_the_step_that_installed_it_and_return_comes_back(page):
@@ -478,7 +556,8 @@ def test_clicking_a_node_in_the_drawing_or_the_graph_code_goes_to_the_step_that_
     click(root, node, "clicking a node of the drawing")
     assert step_of(root)[0] == made
     assert "made the graph node" in root.locator(".dl-note").text_content()
-    assert root.locator(".dl-graph svg g.node.dl-flash").count() == 1
+    assert root.locator(".dl-graph svg .dl-marks .dl-flash").get_attribute("data-node") == \
+        node.get_attribute("data-node")
     to_last_step(root)
     root.locator(".dl-graph-code > summary").click()
     link = root.locator(".dl-graph-code .dl-node-link").last
@@ -653,6 +732,8 @@ def test_every_hostile_program_shows_as_inert_text_at_every_step(page):
     assert page.evaluate("window.__dlAlerts") == []
     assert page.locator(".dl-viewer dl-evil, .dl-viewer img, .dl-viewer script").count() == 0
     assert TEXT in seen, "the hostile text itself is shown, as text"
+    ended = [r for r in roots if "Ended by the exception" in r.locator(".dl-header").text_content()]
+    assert len(ended) == 1 and TEXT[:40] in ended[0].locator(".dl-header").text_content()
     for root in roots:   # no pane grows with a 100 000-character line (the engine bounds them)
         sizes = root.locator(".dl-pane").evaluate_all("ps => ps.map(p => p.textContent.length)")
         assert max(sizes) < 200_000, sizes

@@ -588,6 +588,34 @@ function fill(p, key, make) {
   p.body.replaceChildren(...body.flat(Infinity).filter((x) => x != null));
 }
 
+/** Make `parent`'s children the given rows, in order, keeping the element already there for
+ * each key: a row that stays keeps its layout, so a step costs what it changes, not what
+ * is shown. A row is {key, make() -> element, cls (its class attribute, kept up to date)}. */
+function sync(parent, rows) {
+  const wanted = new Set(rows.map((r) => r.key));
+  const kept = new Map();
+  for (const el of [...parent.childNodes]) {
+    if (el.__dlKey !== undefined && wanted.has(el.__dlKey) && !kept.has(el.__dlKey)) kept.set(el.__dlKey, el);
+    else el.remove();
+  }
+  let at = parent.firstChild;
+  for (const row of rows) {
+    let el = kept.get(row.key);
+    if (!el) {
+      el = row.make();
+      el.__dlKey = row.key;
+    }
+    if (row.cls !== undefined && (el.getAttribute("class") || "") !== row.cls) el.setAttribute("class", row.cls);
+    if (el === at) at = at.nextSibling;
+    else parent.insertBefore(el, at);
+  }
+}
+
+/** A row that only says something (`… 3 line(s) above`): made again when its text changes. */
+function textRow(cls, text) {
+  return { key: `${cls}:${text}`, make: () => h("span", { class: cls }, text) };
+}
+
 const KEYS = {
   ArrowRight: "forward", ArrowLeft: "back", Home: "first", End: "last",
   l: "line", n: "node", g: "guard", b: "break", Backspace: "return", p: "predict", " ": "play",
@@ -638,7 +666,11 @@ class Viewer {
       this.build();
       this.fromModel(true);
       this.root.dataset.ready = "1";
-      this.root.__dlFirstPaint = performance.timeOrigin + performance.now();
+      // When the first frame with the viewer in it has been painted (wall-clock ms), for
+      // tests and benchmarks: the timeout runs once the frame after this callback is done.
+      requestAnimationFrame(() => setTimeout(() => {
+        this.root.__dlFirstPaint = performance.timeOrigin + performance.now();
+      }, 0));
     } catch (e) {
       this.root.replaceChildren(h("div", { class: "dl-banner dl-error" },
         `The recording could not be read (${e && e.message ? e.message : e}): run the cell again.`));
@@ -760,7 +792,10 @@ class Viewer {
     this.selector.value = String(k);
     this.slider.max = String(lastStep(c));
     this.slider.disabled = !c.steps.length;
-    for (const p of Object.values(this.panes)) p.key = undefined;
+    for (const p of Object.values(this.panes)) {
+      p.key = p.titleKey = p.parts = undefined;
+      if (p !== this.panes.graph) p.body.replaceChildren();
+    }
     this.paintSummary();
     this.buildDrawing();
     this.graphCode.replaceChildren(h("summary", null, "the graph's Python code"));
@@ -804,7 +839,6 @@ class Viewer {
     const c = this.c;
     const g = this.graphs[this.k] || {};
     this.shown = 0;
-    this.marked = [];
     this.drawn = null;
     this.drawing.replaceChildren();
     this.drawing.hidden = !!g.error || !g.nodes || !c.nodes.length;
@@ -812,6 +846,7 @@ class Viewer {
     if (this.drawing.hidden) return;
     const { rank } = nodeOrder(c);
     const nodeEls = new Array(c.nodes.length);
+    const outlines = new Array(c.nodes.length);
     const renamed = [];
     const edgesAt = c.nodes.map(() => []);
     const svg = s("svg", {
@@ -850,12 +885,16 @@ class Viewer {
       });
       el.style.display = "none";
       nodeEls[n.node] = el;
+      outlines[n.node] = outline;
       nodes.append(el);
     }
-    svg.append(edges, nodes);
+    // New and linked-to nodes are outlined on a layer of their own, above the drawing:
+    // the nodes themselves never change class, so marking them restyles nothing else.
+    const marks = s("g", { class: "dl-marks" });
+    svg.append(edges, nodes, marks);
     this.drawing.append(svg);
     const byRank = nodeOrder(c).order.map((k) => nodeEls[k]);
-    this.drawn = { byRank, edgesAt: nodeOrder(c).order.map((k, r) => edgesAt[r]), renamed };
+    this.drawn = { byRank, edgesAt: nodeOrder(c).order.map((k, r) => edgesAt[r]), renamed, outlines, marks };
   }
 
   // -- navigation ------------------------------------------------------------------------------
@@ -1206,77 +1245,118 @@ class Viewer {
       `No steps were recorded for this compile: outcome ${c.outcome}${c.error ? ` (${c.error})` : ""}.`)]);
   }
 
+  /** A pane's title, replaced only when its text would change. */
+  title(p, key, make) {
+    if (p.titleKey === key) return;
+    p.titleKey = key;
+    p.key = undefined;
+    p.head.replaceChildren(...[make()].flat(Infinity).filter((x) => x != null));
+  }
+
+  /** The persistent element `name` of a pane's body (made once per compile). */
+  part(p, name, make) {
+    p.parts = p.parts || {};
+    if (!p.parts[name]) p.parts[name] = make();
+    return p.parts[name];
+  }
+
   paintSource() {
     const c = this.c, s = c.steps[this.i], p = this.panes.source;
     if (!s) return this.noSteps(p, "Source");
     const view = sourceView(c, this.i);
-    const key = JSON.stringify([s.code, s.lineno, s.inline_stack, view.rows && view.rows.filter((r) => r.broke).length]);
-    fill(p, key, () => {
-      const title = ["Source · ", this.crumbs(s)];
-      if (view.missing) return [title, h("div", { class: "dl-dim" }, `Source not available (${view.missing}).`)];
-      const rows = view.rows.map((r) => h("span", {
-        class: `dl-row${r.broke ? " dl-break" : ""}${r.current ? " dl-current" : ""}`, "data-line": r.lineno,
-      }, `${String(r.lineno).padStart(4)} ${r.current ? "▶" : r.broke ? "✖" : " "} `, r.text));
-      return [title, h("pre", { class: "dl-code" },
-        view.above ? h("span", { class: "dl-more" }, `… ${view.above} line(s) above`) : null, rows,
-        view.below ? h("span", { class: "dl-more" }, `… ${view.below} line(s) below`) : null)];
-    });
+    this.title(p, JSON.stringify([s.code, s.inline_stack]), () => ["Source · ", this.crumbs(s)]);
+    if (view.missing) {
+      sync(p.body, [{ key: `missing:${s.code}`, make: () => h("div", { class: "dl-dim" }, `Source not available (${view.missing}).`) }]);
+      return;
+    }
+    const pre = this.part(p, "pre", () => h("pre", { class: "dl-code" }));
+    sync(p.body, [{ key: "pre", make: () => pre }]);
+    sync(pre, [
+      view.above ? textRow("dl-more", `… ${view.above} line(s) above`) : null,
+      ...view.rows.map((r) => ({
+        key: `${s.code}:${r.lineno}`,
+        cls: `dl-row${r.broke ? " dl-break" : ""}${r.current ? " dl-current" : ""}`,
+        make: () => h("span", { "data-line": r.lineno },
+          `${String(r.lineno).padStart(4)} `, h("span", { class: "dl-mark" }), " ", r.text),
+      })),
+      view.below ? textRow("dl-more", `… ${view.below} line(s) below`) : null,
+    ].filter(Boolean));
   }
 
   paintBytecode() {
     const c = this.c, s = c.steps[this.i], p = this.panes.bytecode;
     if (!s) return this.noSteps(p, "Bytecode");
-    fill(p, JSON.stringify([s.code, s.offset, s.inline_stack]), () => {
-      const view = bytecodeView(c, this.i);
-      const title = ["Bytecode · ", this.crumbs(s), h("span", { class: "dl-dim" }, ` · offset ${s.offset}`)];
-      if (view.missing) return [title, h("div", { class: "dl-dim" }, "(unknown code)")];
-      const rows = view.rows.map((r) => {
-        const cls = `dl-row${r.current ? " dl-current" : ""}${r.change ? ` dl-${r.change}` : ""}`;
-        if (!view.aligned) return h("span", { class: cls }, r.walked);
-        return h("span", { class: `${cls} dl-pair` }, h("span", { class: "dl-cell" }, r.walked ?? ""),
-          h("span", { class: "dl-cell dl-orig" }, r.original ?? ""));
-      });
-      const head = view.aligned ? h("div", { class: "dl-pair dl-pair-head dl-dim" },
-        h("span", { class: "dl-cell" }, "as Dynamo walks it (cleaned)"),
-        h("span", { class: "dl-cell" }, "as Python compiled it (dis)")) : null;
-      return [title, head, h("pre", { class: "dl-code" },
-        view.above ? h("span", { class: "dl-more" }, `… ${view.above} instruction(s) above`) : null, rows,
-        view.below ? h("span", { class: "dl-more" }, `… ${view.below} instruction(s) below`) : null)];
-    });
+    const view = bytecodeView(c, this.i);
+    this.title(p, JSON.stringify([s.code, s.inline_stack]), () =>
+      ["Bytecode · ", this.crumbs(s), (p.offset = h("span", { class: "dl-dim" }))]);
+    const offset = ` · offset ${s.offset}`;
+    if (p.offset.textContent !== offset) p.offset.textContent = offset;
+    if (view.missing) {
+      sync(p.body, [{ key: `missing:${s.code}`, make: () => h("div", { class: "dl-dim" }, "(unknown code)") }]);
+      return;
+    }
+    const pre = this.part(p, "pre", () => h("pre", { class: "dl-code" }));
+    sync(p.body, [
+      view.aligned ? {
+        key: "pair-head", make: () => h("div", { class: "dl-pair dl-pair-head dl-dim" },
+          h("span", { class: "dl-cell" }, "as Dynamo walks it (cleaned)"),
+          h("span", { class: "dl-cell" }, "as Python compiled it (dis)")),
+      } : null,
+      { key: "pre", make: () => pre },
+    ].filter(Boolean));
+    const first = view.above;
+    sync(pre, [
+      view.above ? textRow("dl-more", `… ${view.above} instruction(s) above`) : null,
+      ...view.rows.map((r, j) => ({
+        key: `${s.code}:${first + j}`,
+        cls: `dl-row${r.current ? " dl-current" : ""}${r.change ? ` dl-${r.change}` : ""}${view.aligned ? " dl-pair" : ""}`,
+        make: () => (view.aligned ?
+          h("span", null, h("span", { class: "dl-cell" }, r.walked ?? ""), h("span", { class: "dl-cell dl-orig" }, r.original ?? "")) :
+          h("span", null, r.walked)),
+      })),
+      view.below ? textRow("dl-more", `… ${view.below} instruction(s) below`) : null,
+    ].filter(Boolean));
   }
 
-  varItems(v, cls) {
-    const parts = [h("span", { class: v.lazy && !v.realized ? "dl-kind dl-lazy" : "dl-kind" }, v.kind)];
-    if (v.detail) parts.push(" ", v.detail);
-    if (v.lazy && v.realized) parts.push(" ", h("span", { class: "dl-tag" }, "lazy, realized"));
-    if (v.source) {
-      parts.push(" ", h("button", {
-        class: "dl-src dl-link", type: "button", "data-source": v.source,
-        title: "go to the step that first read this source",
-      }, `<- ${v.source}`));
-    }
+  varItem(v, key, name, isNew) {
     const flash = this.flash && this.flash.source != null && v.source === this.flash.source;
-    return h("li", { class: `${cls}${flash ? " dl-flash" : ""}`.trim() || null, title: v.python_type ? `models a ${v.python_type}` : null }, parts);
+    return {
+      key, cls: `${isNew ? "dl-new" : ""}${flash ? " dl-flash" : ""}`.trim(),
+      make: () => {
+        const parts = [h("span", { class: v.lazy && !v.realized ? "dl-kind dl-lazy" : "dl-kind" }, v.kind)];
+        if (v.detail) parts.push(" ", v.detail);
+        if (v.lazy && v.realized) parts.push(" ", h("span", { class: "dl-tag" }, "lazy, realized"));
+        if (v.source) {
+          parts.push(" ", h("button", {
+            class: "dl-src dl-link", type: "button", "data-source": v.source,
+            title: "go to the step that first read this source",
+          }, `<- ${v.source}`));
+        }
+        return h("li", { title: v.python_type ? `models a ${v.python_type}` : null },
+          name != null ? [h("b", null, name), " = "] : null, parts);
+      },
+    };
   }
 
   paintStack() {
     const c = this.c, s = c.steps[this.i], p = this.panes.stack;
     if (!s) return this.noSteps(p, "Stack and locals");
-    fill(p, `${this.k}|${this.i}|${this.flash && this.flash.source}`, () => {
-      const view = stackView(c, this.i);
-      const items = view.stack.map((e) => this.varItems(e.v, e.isNew ? "dl-new" : ""));
-      const rows = view.locals.map((e) => {
-        if (e.gone) return h("li", { class: "dl-gone" }, h("b", null, e.name), " (deleted)");
-        const li = this.varItems(e.v, e.isNew ? "dl-new" : "");
-        li.prepend(h("b", null, e.name), " = ");
-        return li;
-      });
-      const change = view.first ? "" : ` · popped ${view.popped}, pushed ${view.pushed}`;
-      return [["Stack ", h("span", { class: "dl-dim" }, `(top first) · ${s.stack.length} item(s)${change}`), " · ", this.crumbs(s)],
-        items.length ? h("ol", { class: "dl-list" }, items) : h("div", { class: "dl-faint" }, "(empty)"),
-        h("div", { class: "dl-subtitle" }, "Symbolic locals"),
-        rows.length ? h("ul", { class: "dl-list" }, rows) : h("div", { class: "dl-faint" }, "(none)")];
-    });
+    const view = stackView(c, this.i);
+    const change = view.first ? "" : ` · popped ${view.popped}, pushed ${view.pushed}`;
+    this.title(p, JSON.stringify([s.stack.length, change, s.code, s.inline_stack]), () =>
+      ["Stack ", h("span", { class: "dl-dim" }, `(top first) · ${s.stack.length} item(s)${change}`), " · ", this.crumbs(s)]);
+    const stack = this.part(p, "stack", () => h("ol", { class: "dl-list" }));
+    const locals = this.part(p, "locals", () => h("ul", { class: "dl-list" }));
+    sync(p.body, [
+      view.stack.length ? { key: "stack", make: () => stack } : textRow("dl-faint", "(empty)"),
+      { key: "subtitle", make: () => h("div", { class: "dl-subtitle" }, "Symbolic locals") },
+      view.locals.length ? { key: "locals", make: () => locals } : textRow("dl-faint", "(none)"),
+    ]);
+    const depth = s.stack.length;
+    sync(stack, view.stack.map((e, j) => this.varItem(e.v, `${depth - 1 - j}:${s.stack[depth - 1 - j]}`, null, e.isNew)));
+    sync(locals, view.locals.map((e) => (e.gone ?
+      { key: `gone:${e.name}`, cls: "dl-gone", make: () => h("li", null, h("b", null, e.name), " (deleted)") } :
+      this.varItem(e.v, `${e.name}=${s.locals[e.name]}`, e.name, e.isNew))));
   }
 
   paintGraph() {
@@ -1295,11 +1375,17 @@ class Viewer {
         for (const e of d.edgesAt[r]) e.style.display = display;
       }
       this.shown = shown;
-      for (const el of this.marked) el.classList.remove("dl-new", "dl-flash");
-      this.marked = fresh.map((k) => d.byRank[nodeOrder(c).rank[k]]);
-      const flashed = this.flash && this.flash.node != null ? d.byRank[nodeOrder(c).rank[this.flash.node]] : null;
-      for (const el of this.marked) el.classList.add("dl-new");
-      if (flashed) { flashed.classList.add("dl-flash"); this.marked.push(flashed); }
+      const flashed = this.flash && this.flash.node != null ? this.flash.node : null;
+      const mark = (k, cls) => ({
+        key: `${cls}${k}`,
+        make: () => {
+          const el = d.outlines[k] ? d.outlines[k].cloneNode(false) : s("g");
+          el.setAttribute("class", cls);
+          el.setAttribute("data-node", k);
+          return el;
+        },
+      });
+      sync(d.marks, [...fresh.map((k) => mark(k, "dl-new")), ...(flashed != null ? [mark(flashed, "dl-flash")] : [])]);
       for (const r of d.renamed) {
         const name = nameAt(r.node, i);
         const text = name === r.node.name ? r.line : name;
@@ -1344,56 +1430,56 @@ class Viewer {
 
   guardItem(k, isNew) {
     const c = this.c, g = c.guard_details[k];
-    let where;
-    if (g.lineno) {
-      where = [`line ${g.lineno}`, g.line ? `: ${g.line}` : "", g.code_name ? ` (in ${g.code_name})` : ""];
-    } else if (g.ambient) {
-      where = ["ambient: installed for every frame"];
-    } else {
-      where = ["installed after tracing, when the graph was compiled"];
-    }
     const step = guardStep(c, k);
-    if (g.step != null) where.push(` · step ${g.step}`);
     const flash = this.flash && this.flash.guard === k;
-    return h("li", {
-      class: [isNew ? "dl-new" : "", step != null ? "dl-linked" : "", flash ? "dl-flash" : ""].join(" ").trim() || null,
-      "data-guard": step != null ? k : null,
-      title: step != null ? `installed at step ${step}: click to go there` : null,
-    }, g.text, h("span", { class: "dl-where" }, where));
+    return {
+      key: `g${k}`,
+      cls: [isNew ? "dl-new" : "", step != null ? "dl-linked" : "", flash ? "dl-flash" : ""].join(" ").trim(),
+      make: () => {
+        let where;
+        if (g.lineno) {
+          where = [`line ${g.lineno}`, g.line ? `: ${g.line}` : "", g.code_name ? ` (in ${g.code_name})` : ""];
+        } else if (g.ambient) {
+          where = ["ambient: installed for every frame"];
+        } else {
+          where = ["installed after tracing, when the graph was compiled"];
+        }
+        if (g.step != null) where.push(` · step ${g.step}`);
+        return h("li", {
+          "data-guard": step != null ? k : null,
+          title: step != null ? `installed at step ${step}: click to go there` : null,
+        }, g.text, h("span", { class: "dl-where" }, where));
+      },
+    };
   }
 
   paintGuards() {
     const c = this.c, i = this.i, p = this.panes.guards;
     const view = guardsView(c, i);
     const flashed = this.flash && this.flash.guard != null ? this.flash.guard : null;
-    const key = JSON.stringify([this.k, view.total, view.shown.filter((g) => g.isNew).length, view.after.length, flashed]);
-    fill(p, key, () => {
-      let shown = view.shown;
-      // A guard reached through a link is shown even when it is older than the recent ones.
-      if (flashed != null && !shown.some((g) => g.k === flashed) && guardStep(c, flashed) != null && guardStep(c, flashed) <= i) {
-        shown = [{ k: flashed, isNew: c.guard_details[flashed].step === i }, ...shown];
-      }
-      const parts = [];
-      if (view.ambient.length) {
-        parts.push(h("details", { class: "dl-ambient" },
+    this.title(p, `${this.k}|${view.total}`, () =>
+      ["Guards ", h("span", { class: "dl-dim" }, `· ${view.total} installed so far (${view.ambient.length} ambient)`)]);
+    let shown = view.shown;
+    // A guard reached through a link is shown even when it is older than the recent ones.
+    if (flashed != null && !shown.some((g) => g.k === flashed) && guardStep(c, flashed) != null && guardStep(c, flashed) <= i) {
+      shown = [{ k: flashed, isNew: c.guard_details[flashed].step === i }, ...shown];
+    }
+    const list = this.part(p, "list", () => h("ul", { class: "dl-list" }));
+    const after = this.part(p, "after", () => h("ul", { class: "dl-list" }));
+    sync(p.body, [
+      view.ambient.length ? {
+        key: `ambient:${this.k}`, make: () => h("details", { class: "dl-ambient" },
           h("summary", null, `${view.ambient.length} ambient guard(s), installed before the first instruction`),
-          h("ul", { class: "dl-list" }, view.ambient.map((k) => this.guardItem(k, false)))));
-      }
-      if (view.earlier) {
-        parts.push(h("div", { class: "dl-more dl-faint" },
-          `… ${view.earlier} earlier guard(s); all of them are in the guard tree below`));
-      }
-      if (shown.length) {
-        parts.push(h("ul", { class: "dl-list" }, shown.map((g) => this.guardItem(g.k, g.isNew))));
-      } else if (!view.after.length) {
-        parts.push(h("div", { class: "dl-faint" }, "No guards installed by the traced code yet."));
-      }
-      if (view.after.length) {
-        parts.push(h("div", { class: "dl-subtitle" }, "After tracing"),
-          h("ul", { class: "dl-list" }, view.after.map((k) => this.guardItem(k, false))));
-      }
-      return [["Guards ", h("span", { class: "dl-dim" }, `· ${view.total} installed so far (${view.ambient.length} ambient)`)], parts];
-    });
+          h("ul", { class: "dl-list" }, view.ambient.map((k) => this.guardItem(k, false).make()))),
+      } : null,
+      view.earlier ? textRow("dl-more dl-faint", `… ${view.earlier} earlier guard(s); all of them are in the guard tree below`) : null,
+      shown.length ? { key: "list", make: () => list } : null,
+      !shown.length && !view.after.length ? textRow("dl-faint", "No guards installed by the traced code yet.") : null,
+      view.after.length ? { key: "after-title", make: () => h("div", { class: "dl-subtitle" }, "After tracing") } : null,
+      view.after.length ? { key: "after", make: () => after } : null,
+    ].filter(Boolean));
+    sync(list, shown.map((g) => this.guardItem(g.k, g.isNew)));
+    sync(after, view.after.map((k) => this.guardItem(k, false)));
   }
 
   // -- per compile, on demand: original and rewritten bytecode, guard tree ----------------------
