@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 
 from widgets.exercises import (
     Exercise, Result, predict_break_line, predict_choice, predict_guard, predict_number,
-    predict_set, predict_stack,
+    predict_set, predict_stack, review_predictions,
 )
 
 torch = pytest.importorskip("torch")
@@ -394,3 +394,114 @@ def test_predicting_the_realized_tracker_for_a_lazy_one_explains_laziness(broken
     said = [v.kind for v in step.stack[:-1]] + ["ConstantVariable"]
     verdict = predict_stack(broken, step.index).grade(said)
     assert not verdict and "lazy" in verdict.message
+
+
+# -- review_predictions: the viewer's predict mode read back in Python ------------------------
+
+NODE = __import__("shutil").which("node")
+VIEWER_JS = Path(__file__).resolve().parent.parent / "widgets" / "viewer.js"
+
+# The answers the browser would keep: for each step, viewer.js's own question() and grade(),
+# recorded the way its reveal() records them. Even steps are answered right, odd steps with
+# "pushes nothing, does nothing".
+ANSWER_EVERY_STEP = """
+import { readFileSync } from "node:fs";
+const source = readFileSync(process.argv[2], "utf8");
+const viewer = await import("data:text/javascript;base64," + Buffer.from(source).toString("base64"));
+const rec = JSON.parse(readFileSync(process.argv[3], "utf8"));
+const out = [];
+for (const c of rec.compiles) {
+  for (let i = 0; i < c.steps.length - 1; i++) {
+    const q = viewer.question(c, i);
+    const answer = q.step % 2 === 0 ? { pushes: q.truth.pushes, does: [...q.truth.does] }
+                                    : { pushes: null, does: [] };
+    out.push({ compile: c.compile_id, step: q.step, instruction: q.instruction, lineno: q.lineno,
+               answer, truth: q.truth, correct: viewer.grade(q, answer) });
+  }
+}
+console.log(JSON.stringify(out));
+"""
+
+
+@pytest.fixture(scope="module")
+def answered(broken, tmp_path_factory):
+    """Every step of the broken recording answered through viewer.js, as the browser would."""
+    if NODE is None:
+        pytest.fail("node is not installed: ./lab test installs it (apt-get install nodejs)")
+    folder = tmp_path_factory.mktemp("predict")
+    (folder / "answer.mjs").write_text(ANSWER_EVERY_STEP, encoding="utf-8")
+    (folder / "rec.json").write_text(broken.to_json(), encoding="utf-8")
+    run = subprocess.run([NODE, str(folder / "answer.mjs"), str(VIEWER_JS), str(folder / "rec.json")],
+                         capture_output=True, text=True, timeout=120, check=True)
+    return __import__("json").loads(run.stdout)
+
+
+def test_review_scores_what_the_viewer_graded(broken, answered):
+    right = sum(p["correct"] for p in answered)
+    assert 0 < right < len(answered)
+    result = review_predictions(answered, broken, limit=len(answered))
+    assert result.ok is False
+    assert result.message.startswith(f"Predict mode: {right} of {len(answered)} right.")
+    assert result.message.count("you said:") == len(answered) - right
+
+
+def test_each_wrong_answer_names_what_the_step_did_from_the_recording(broken, answered):
+    result = review_predictions(answered, broken, limit=len(answered)).message
+    blocks = result.split("\n  step ")[1:]
+    wrong = [p for p in answered if not p["correct"]]
+    assert len(blocks) == len(wrong)
+    for p, block in zip(wrong, blocks):
+        c = broken.compile(p["compile"])
+        step = c.steps[p["step"]]
+        assert block.startswith(f"{p['step']} of [{p['compile']}]"), block
+        if p["truth"]["pushes"]:
+            assert f"pushed {p['truth']['pushes']}" in block and "the stack pane" in block
+        for name in step.nodes_added if "node" in p["truth"]["does"] else ():
+            assert name in block
+        for i in step.guards_added if "guard" in p["truth"]["does"] else ():
+            assert c.guard_details[i].source in block
+        if "break" in p["truth"]["does"]:
+            assert c.graph_break.reason in block
+
+
+def test_a_predicted_effect_the_step_did_not_have_is_called_out(broken, answered):
+    p = next(p for p in answered if p["correct"] and "node" not in p["truth"]["does"])
+    wrong = {**p, "answer": {"pushes": p["truth"]["pushes"], "does": ["node"]}, "correct": False}
+    result = review_predictions([wrong], broken)
+    assert "adds a node to the FX graph" in result.message
+    assert "no node is added at this step" in result.message
+    assert "the stack pane" not in result.message   # the kind was right
+
+
+def test_all_right_is_ok_and_the_list_can_be_read_without_a_recording(answered):
+    right = [p for p in answered if p["correct"]]
+    assert review_predictions(right).ok is True
+    result = review_predictions([p for p in answered if not p["correct"]][:1])
+    assert result.ok is False and "look at:" in result.message
+
+
+def test_no_predictions_say_how_to_make_some(broken):
+    from widgets.viewer import TraceViewer
+
+    viewer = TraceViewer(broken)
+    assert review_predictions(viewer).ok is None
+    assert "turn on predict mode" in review_predictions(viewer).message
+    viewer.predict = True
+    result = review_predictions(viewer)
+    assert result.ok is None and "no predictions yet" in result.message
+    assert "step through the viewer above in predict mode" in result.message
+
+
+def test_a_viewers_predictions_are_read_with_its_recording(broken, answered):
+    from widgets.viewer import TraceViewer
+
+    viewer = TraceViewer(broken)
+    viewer.set_state({"predict": True, "predictions": answered})   # as the browser sends them
+    assert review_predictions(viewer, limit=99).message == \
+        review_predictions(answered, broken, limit=99).message
+
+
+@pytest.mark.parametrize("junk", [None, "text", [1, 2], [{"correct": "yes"}],
+                                  [{"correct": True, "step": "4", "answer": {}, "truth": {}}]])
+def test_odd_predictions_never_raise(junk):
+    assert review_predictions(junk).ok is None
