@@ -762,7 +762,7 @@ class Viewer {
   header() {
     const r = this.rec;
     const steps = r.compiles.reduce((n, c) => n + c.steps.length, 0);
-    const facts = [plural(r.compiles.length, "compile").replace("compiles", "compile(s)"), `${steps} steps`];
+    const facts = [`${r.compiles.length} compile(s)`, `${steps} steps`];
     if (r.counters && r.counters.graph_breaks != null) facts.push(`${r.counters.graph_breaks} graph break(s)`);
     if (r.torch_version) facts.push(`torch ${r.torch_version}`);
     const out = [h("div", { class: "dl-head" }, h("b", null, "Recording"), h("span", { class: "dl-dim" }, ` · ${facts.join(" · ")}`))];

@@ -110,12 +110,15 @@ class TraceViewer(anywidget.AnyWidget):
     def __init__(self, recording: Recording, compile: str | int | None = None,
                  step: int = 0, **kwargs: Any) -> None:
         self.recording = recording
-        self._from_front = threading.local()
-        self._from_front.active = True   # the step given here goes with the compile given here
+        # While set, a new compile keeps the step that comes with it (the constructor is given
+        # both; the front end sends both). Per thread: JupyterLab may deliver the front end's
+        # messages on a kernel subshell's thread while a cell runs.
+        self._step_given = threading.local()
+        self._step_given.active = True
         try:
             super().__init__(**viewer_state(recording, compile, step), **kwargs)
         finally:
-            self._from_front.active = False
+            self._step_given.active = False
 
     # -- the traits, as Python sets them --------------------------------------------------
 
@@ -125,17 +128,16 @@ class TraceViewer(anywidget.AnyWidget):
 
     @traitlets.observe("compile")
     def _compile_changed(self, change: dict[str, Any]) -> None:
-        # From Python, another compile opens at its first step (the front end sends
-        # the step it chose together with the compile).
-        if not getattr(self._from_front, "active", False):
+        # Set from Python alone, another compile opens at its first step.
+        if not getattr(self._step_given, "active", False):
             self.step = 0
 
     def set_state(self, sync_data: dict[str, Any]) -> None:
-        self._from_front.active = True
+        self._step_given.active = True
         try:
             super().set_state(sync_data)
         finally:
-            self._from_front.active = False
+            self._step_given.active = False
 
     def show(self, compile: str | int | None = None, step: int | None = None) -> TraceViewer:
         """Open at a compile ("1/0" or its index) and a step; returns the viewer."""
