@@ -61,6 +61,10 @@ EXTRA_CELLS = [
     'def maybe(x, y=None):\n    if y is None:\n        return x + 1\n    return x + y\n\n'
     'TraceViewer(capture.trace(maybe, torch.ones(3)))',
     'TraceViewer(capture.Recording())',
+    # A viewer made where graphviz's `dot` cannot be found.
+    'import os\nsaved_path = os.environ["PATH"]\nos.environ["PATH"] = "/nonexistent"\n'
+    'try:\n    no_dot = TraceViewer(broken, compile="0/0_1")\n'
+    'finally:\n    os.environ["PATH"] = saved_path\nno_dot',
     # Every hostile program, one viewer each.
     f"import sys, tempfile, pathlib\nsys.path.insert(0, {str(ROOT / 'tests')!r})\nimport hostile\n"
     "hostile_recordings = hostile.recordings(pathlib.Path(tempfile.mkdtemp()))\n"
@@ -469,11 +473,14 @@ def test_play_steps_on_by_itself_until_paused(page):
 def test_a_pane_is_rewritten_only_when_what_it_shows_changes(page):
     root = viewer(page)
     go_to_step(root, 1)   # LOAD_FAST x, LOAD_METHOD sin, PRECALL: all on line 4
+    root.evaluate("root => { root.querySelector('.dl-graph svg').__dlSame = true; }")
     for _ in range(2):
         times = click(root, "forward")
         assert "Source" not in times and "Stack" in times, times
     times = click(root, "last")
     assert "Source" in times
+    assert root.evaluate("root => root.querySelector('.dl-graph svg').__dlSame === true"), \
+        "the drawing was made again while stepping"
 
 
 def test_fit_graph_scales_the_drawing_to_its_pane_and_back(page):
@@ -517,6 +524,22 @@ def test_bytecode_dynamo_cleaned_is_shown_beside_the_original_row_by_row(page):
     replaced = bytecode.locator(".dl-changed", has_text="NOT_NONE")
     assert replaced.count() == 1 and "None" in replaced.locator(".dl-cell").first.text_content()
     assert bytecode.locator(".dl-inserted").count() >= 1
+
+
+def test_without_dot_the_graph_pane_lists_the_nodes_made_so_far_as_text(page):
+    root = viewer_in(page, "no_dot = TraceViewer")
+    graph = pane(root, "FX graph")
+    assert root.locator(".dl-graph svg").count() == 0
+    assert "apt-get install graphviz" in graph.text_content()
+    to_first_step(root)
+    assert graph.locator(".dl-graph-text li").count() == 0
+    click(root, "next node")
+    listed = graph.locator(".dl-graph-text li")
+    assert listed.count() == graph_count(root) > 0
+    assert listed.last.get_attribute("class") == "dl-new"
+    assert re.match(r"\w+ = (placeholder|call_function)\[", listed.last.text_content())
+    to_last_step(root)
+    assert graph.locator(".dl-graph-text li").count() == graph_count(root)
 
 
 def test_a_recording_with_nothing_compiled_says_so(page):

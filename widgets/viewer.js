@@ -375,9 +375,14 @@ function pushedKinds(c) {   // kinds the compile pushes, most frequent first
   });
 }
 
+// Instructions that only keep CPython's books: when one does nothing visible, predict mode
+// takes it without asking (there is nothing to reason about).
+const BOOKKEEPING = new Set(["RESUME", "NOP", "PRECALL", "CACHE", "EXTENDED_ARG", "COPY_FREE_VARS", "MAKE_CELL"]);
+
 /** What step i + 1 does, as predict mode asks it: the instruction about to run, the
- * choices (tracker kinds pushed in this compile, and EFFECTS), and the truth. Null at the
- * last step. */
+ * choices (tracker kinds pushed in this compile, and EFFECTS), the truth, and whether it
+ * is worth asking (`bookkeeping`: a no-op such as RESUME or PRECALL that did nothing).
+ * Null at the last step. */
 export function question(c, i) {
   if (!(i >= 0 && i < c.steps.length - 1)) return null;
   const here = c.steps[i], next = c.steps[i + 1];
@@ -405,6 +410,7 @@ export function question(c, i) {
     lineno: shown ? shown.lineno : null,
     code_name: shown ? shown.code_name : here.code_name,
     kinds, truth: { pushes, does },
+    bookkeeping: !inlines && BOOKKEEPING.has(next.opname) && !pushes && !does.length,
   };
 }
 
@@ -984,7 +990,8 @@ class Viewer {
     if (this.predicting) {
       if (this.asking) { this.reveal(); return; }
       const q = question(this.c, this.i);
-      if (q) {
+      if (q && q.bookkeeping) this.verdict = { q, skipped: true };
+      if (q && !q.bookkeeping) {
         this.stopPlay();
         this.asking = q;
         this.answer = { pushes: null, does: new Set() };
@@ -1155,7 +1162,10 @@ class Viewer {
         h("button", { class: "dl-button dl-skip", type: "button", title: "take the step without answering (S)", onclick: () => this.act("skip") }, "skip")));
     }
     const v = this.verdict;
-    if (v && !q) {
+    if (v && v.skipped && !q) {
+      out.push(h("div", { class: "dl-verdict dl-dim" }, code(v.q.instruction),
+        ": bookkeeping that changed nothing here, taken without asking."));
+    } else if (v && !q) {
       const truth = [v.q.truth.pushes ? ["pushed ", code(v.q.truth.pushes)] : "pushed nothing"];
       for (const [id, , told] of EFFECTS) if (v.q.truth.does.includes(id)) truth.push(told);
       out.push(h("div", { class: `dl-verdict ${v.correct ? "dl-right" : "dl-wrong"}` },

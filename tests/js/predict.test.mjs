@@ -53,3 +53,16 @@ test("an answer is right only when the kind and every effect are right", () => {
   assert.equal(grade(q, { pushes: null, does: [...q.truth.does] }), false);
   assert.equal(grade(q, { pushes: q.truth.pushes, does: [...q.truth.does, "return"] }), false);
 });
+
+test("a bookkeeping instruction that does nothing is taken without asking; one that acts is asked", () => {
+  const c = compileById(rec, "0/0_1");
+  const precall = c.steps.findIndex((s) => s.opname === "PRECALL");
+  const q = question(c, precall - 1);
+  assert.equal(q.truth.pushes, null);
+  assert.deepEqual(q.truth.does, []);
+  assert.equal(q.bookkeeping, true);
+  assert.equal(question(c, sinStep(c) - 1).bookkeeping, false);
+  const resume = compileById(rec, "1/0");
+  const enter = resume.steps.findIndex((s, j) => j > 0 && s.depth > resume.steps[j - 1].depth);
+  assert.equal(question(resume, enter - 1).bookkeeping, false, "entering a call is asked");
+});
