@@ -1403,7 +1403,9 @@ class Viewer {
       }
     } else {
       const g = this.graphs[this.k] || {};
-      const key = `${this.k}|${shown}|${fresh.length}`;
+      // names change at renames, not only when nodes appear
+      const renamed = c.nodes.filter((n) => n.renamed_at != null && n.renamed_at <= i).length;
+      const key = `${this.k}|${shown}|${fresh.length}|${renamed}`;
       if (this.graphText.dataset.key !== key) {
         this.graphText.dataset.key = key;
         const items = order.slice(0, shown).map((k) => {
