@@ -877,7 +877,9 @@ class Viewer {
       else if (kind === "polygon") outline = s("polygon", { points: geo[0] });
       const el = s("g", { class: `node dl-op-${node.op}${node.in_graph ? "" : " dl-dropped"}`, "data-node": n.node });
       const tip = s("title");
-      tip.textContent = `${node.name} = ${node.op}[${node.target}](${node.args})` +
+      const renamedAt = node.renamed_at != null && node.created_name && node.created_name !== node.name ?
+        ` (named ${node.created_name} until step ${node.renamed_at})` : "";
+      tip.textContent = `${node.name} = ${node.op}[${node.target}](${node.args})${renamedAt}` +
         (node.in_graph ? "" : " (not in the final graph)") + ` · made at step ${nodeStep(c, n.node)}: click to go there`;
       el.append(tip);
       if (outline) el.append(outline);
