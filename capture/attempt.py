@@ -352,8 +352,9 @@ class Attempt:
     def bytecode(self, new_code: Any) -> None:
         """The code object Dynamo installs in place of the frame's, and its resume functions."""
         c = self.compile
-        c.modified_bytecode = listing(disassemble_code(new_code))
-        c.modified_instructions = list(instructions(new_code))
+        installed = instructions(new_code)
+        c.modified_instructions = list(installed)
+        c.modified_bytecode = listing(disassemble_code(new_code, installed))
         for name in new_code.co_names:
             offset = internals.resume_offset(name)
             if offset is None:
@@ -361,13 +362,14 @@ class Attempt:
             fn = internals.resume_function(self.output, name)
             resume_code = getattr(fn, "__code__", None)
             if resume_code is not None:
+                resume = instructions(resume_code)
                 c.resume_functions.append(ResumeFunction(
                     global_name=shorten(name, MAX_NAME),
                     code_name=shorten(resume_code.co_name, MAX_NAME),
-                    bytecode=listing(disassemble_code(resume_code)),
+                    bytecode=listing(disassemble_code(resume_code, resume)),
                     argnames=tuple(shorten(a, MAX_NAME) for a in
                                    resume_code.co_varnames[:resume_code.co_argcount]),
-                    offset=offset, instructions=instructions(resume_code)))
+                    offset=offset, instructions=resume))
 
 
 def outcome_of(*, error: BaseException | None, falls_back: bool, guarded: bool,

@@ -163,8 +163,10 @@ def code_info(code: CodeType) -> CodeInfo:
     return info
 
 
-def disassemble_code(code: CodeType) -> str:
-    """The disassembly text with a header, like TORCH_LOGS=bytecode prints it."""
+def disassemble_code(code: CodeType,
+                     listing: tuple[Instr, ...] | None = None) -> str:
+    """The disassembly text with a header, like TORCH_LOGS=bytecode prints it (from the
+    code's `instructions` when they were read already)."""
     name = shorten(code.co_filename.rsplit("/", 1)[-1], MAX_NAME)
     header = f"{shorten(code.co_name, MAX_NAME)} {name} line {code.co_firstlineno}"
-    return header + "\n" + disassembly_text(instructions(code))
+    return header + "\n" + disassembly_text(listing if listing is not None else instructions(code))

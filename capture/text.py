@@ -32,6 +32,8 @@ def _escape_char(m: re.Match[str]) -> str:
 def visible(text: object) -> str:
     """The text with surrogates, bidirectional and control characters written as escapes."""
     text = str(text)
+    if text.isascii() and text.isprintable():  # the common case, at C speed
+        return text
     return _UNSHOWABLE.sub(_escape_char, text) if _UNSHOWABLE.search(text) else text
 
 
