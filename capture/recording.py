@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import operator
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -559,15 +560,29 @@ class Recording:
 # not a plain field is written out below: a step's readings (indices into the
 # compile's `vars`) and the code objects (two listings).
 
+_READERS: dict[type, tuple[tuple[str, ...], Any]] = {}  # record class -> (names, getter)
+
+
+def _reader(cls: type) -> tuple[tuple[str, ...], Any]:
+    """A record class's field names and one getter of all their values (C speed)."""
+    found = _READERS.get(cls)
+    if found is None:
+        names = tuple(f.name for f in dataclasses.fields(cls))
+        found = _READERS[cls] = (names, operator.attrgetter(*names))
+    return found
+
+
 def _plain(obj: Any) -> Any:
     """A frozen record as a dict, tuples as lists."""
-    out = {}
-    for f in dataclasses.fields(obj):
-        value = getattr(obj, f.name)
+    names, get = _reader(type(obj))
+    values = get(obj)
+    if len(names) == 1:
+        values = (values,)
+    out = dict(zip(names, values))
+    for name, value in out.items():
         if isinstance(value, tuple):
-            value = [list(v) if isinstance(v, tuple) else (_plain(v) if dataclasses.is_dataclass(v) else v)
-                     for v in value]
-        out[f.name] = value
+            out[name] = [list(v) if isinstance(v, tuple) else
+                         (_plain(v) if dataclasses.is_dataclass(v) else v) for v in value]
     return out
 
 
@@ -585,6 +600,7 @@ def _record(cls: type, d: dict[str, Any]) -> Any:
 
 _STEP_FIELDS = [f.name for f in dataclasses.fields(Step) if f.name not in ("stack_ids",
                                                                            "locals_ids", "vars")]
+_STEP_GETTER = operator.attrgetter(*_STEP_FIELDS)
 _COMPILE_LISTS = {"nodes": Node, "guard_details": Guard, "resume_functions": ResumeFunction}
 
 
@@ -606,13 +622,18 @@ def _compile_to_dict(c: Compile) -> dict[str, Any]:
         return [moved[i] for i in s.stack_ids], {k: moved[i] for k, i in s.locals_ids.items()}
 
     steps = []
+    stacks: dict[tuple, list] = {}
+    get = _STEP_GETTER
     for s in c.steps:
-        d = {name: getattr(s, name) for name in _STEP_FIELDS}
+        d = dict(zip(_STEP_FIELDS, get(s)))
         d["stack"], d["locals"] = remap(s)
         d["nodes_added"] = list(s.nodes_added)
         d["nodes_renamed"] = [list(p) for p in s.nodes_renamed]
         d["guards_added"] = list(s.guards_added)
-        d["inline_stack"] = [list(x) for x in s.inline_stack]
+        crumbs = stacks.get(s.inline_stack)
+        if crumbs is None:  # steps of one inlined call share their callers: converted once
+            crumbs = stacks[s.inline_stack] = [list(x) for x in s.inline_stack]
+        d["inline_stack"] = crumbs
         steps.append(d)
     out: dict[str, Any] = {}
     for f in dataclasses.fields(Compile):
