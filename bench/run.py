@@ -487,7 +487,7 @@ def report(summary: dict, memory: dict | None, lesson_rows: list[dict] | None,
                         per_step < TARGETS["bytes_per_step"]))
         v = memory["viewer"]
         lines += ["", f"### 3. Viewer latency (`viewer.step = i` at {v['positions']} positions "
-                  f"over the largest recording; Python side, every pane updated)", "",
+                  f"over the largest recording; the kernel's share only: the browser renders the panes, see bench/viewer_latency.py)", "",
                   "| recording | steps | positions | median ms | worst ms | viewer build s |",
                   "|---|---:|---:|---:|---:|---:|",
                   f"| {v['model']} | {v['steps']} | {v['positions']} | {v['median_ms']:.2f} "
