@@ -270,3 +270,44 @@ def running(root_dir: Path, state_dir: Path) -> Iterator[Lab]:
         yield lab
     finally:
         stop(lab)
+
+
+# -- Chromium, for every browser test ------------------------------------------------------
+
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's; `playwright install` cannot download here
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator:
+    """Debian's Chromium driven by Playwright; skips (with what to do) when either is missing."""
+    import pytest
+
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} not found: ./lab test installs it (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api",
+                                   reason="playwright is not installed (pip install -e .[dev])")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def run_all(page) -> None:
+    """JupyterLab's Run menu, Run All Cells; once more if no cell has started within a few
+    seconds (a click can land while the menu is still opening)."""
+    started = ("[...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]"
+               ".some(p => /\\[(\\*|\\d+)\\]/.test(p.textContent))")
+    for attempt in range(2):
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.locator("[data-command='runmenu:run-all']").click()
+        try:
+            page.wait_for_function(f"() => {started}", timeout=15_000)
+            return
+        except Exception:
+            if attempt:
+                raise
+            page.keyboard.press("Escape")   # a menu left open

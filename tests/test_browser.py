@@ -38,9 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LESSON = ROOT / "notebooks" / "00_tour.ipynb"
 NOTEBOOK = "tour.ipynb"
 SCREENSHOT = ROOT / "docs" / "viewer.png"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM = lab_server.CHROMIUM
 VIEWPORT = {"width": 1280, "height": 900}
 KERNEL_START = 90_000    # ms: opening JupyterLab and starting a kernel (about 4 s warm)
 RUN_ALL = 240_000        # ms: the lesson's cells and the tests' own (torch import, hostile programs)
@@ -134,34 +132,13 @@ def lab(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser(lab):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with lab_server.chromium() as chromium:
+        yield chromium
 
 
 def _cell_errors(page) -> str:
     texts = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
     return "\n---\n".join(texts.all_inner_texts()) or "(no error output)"
-
-
-def run_all(page) -> None:
-    """Run menu, Run All Cells; once more if no cell has started within a few seconds."""
-    started = "[...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].some(p => /\\[(\\*|\\d+)\\]/.test(p.textContent))"
-    for attempt in range(2):
-        page.get_by_role("menuitem", name="Run", exact=True).click()
-        page.locator("[data-command='runmenu:run-all']").click()
-        try:
-            page.wait_for_function(f"() => {started}", timeout=15_000)
-            return
-        except Exception:
-            if attempt:
-                raise
-            page.keyboard.press("Escape")   # a menu left open
 
 
 def open_notebook(page, lab) -> None:
@@ -183,7 +160,7 @@ def page(lab, browser, tmp_path_factory):
         # Fold the left sidebar: the notebook, and so the viewer, gets the whole width.
         page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").click()
         page.locator(".jp-Notebook .jp-Cell").first.click()   # the notebook is the current widget
-        run_all(page)
+        lab_server.run_all(page)
         try:
             page.wait_for_function(
                 """() => {

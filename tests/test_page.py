@@ -27,9 +27,6 @@ from widgets import page as page_export
 
 pytestmark = [pytest.mark.timeout(300)]
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 VIEWPORT = {"width": 1280, "height": 900}
 READY = 20_000   # ms: the page decoded the recording and painted (a fraction of a second here)
 STEP = re.compile(r"step (\d+) / (\d+)")
@@ -46,16 +43,8 @@ document.addEventListener("securitypolicyviolation",
 
 @pytest.fixture(scope="module")
 def browser():
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} not found: ./lab test installs it (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api",
-                                   reason="playwright is not installed (pip install -e .[dev])")
-    with sync_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with lab_server.chromium() as chromium:
+        yield chromium
 
 
 class Opened:
@@ -364,22 +353,6 @@ SAME = 10_000   # ms for both to show the same text after an action (a few ms in
 TEXT_JS = "el => el.innerText.replace(/\\s+/g, ' ').trim()"
 
 
-def _run_all(page) -> None:
-    """Run menu, Run All Cells; once more if no cell has started within a few seconds."""
-    started = ("[...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]"
-               ".some(p => /\\[(\\*|\\d+)\\]/.test(p.textContent))")
-    for attempt in range(2):
-        page.get_by_role("menuitem", name="Run", exact=True).click()
-        page.locator("[data-command='runmenu:run-all']").click()
-        try:
-            page.wait_for_function(f"() => {started}", timeout=15_000)
-            return
-        except Exception:
-            if attempt:
-                raise
-            page.keyboard.press("Escape")
-
-
 @pytest.fixture(scope="module")
 def widget_and_page(browser, tmp_path_factory):
     """The same recording twice: as the widget in JupyterLab, and as the page the magic wrote."""
@@ -403,7 +376,7 @@ def widget_and_page(browser, tmp_path_factory):
             lab_page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for(timeout=KERNEL_START)
             lab_page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").click()
             lab_page.locator(".jp-Notebook .jp-Cell").first.click()
-            _run_all(lab_page)
+            lab_server.run_all(lab_page)
             lab_page.wait_for_selector(".dl-viewer[data-ready='1']", timeout=RUN_ALL)
             said = lab_page.locator(".jp-OutputArea-output").filter(has_text="wrote").first
             said.wait_for(timeout=RUN_ALL)

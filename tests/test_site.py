@@ -20,13 +20,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
+import lab_server
 from widgets import site
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 READY = 30_000
 BINDER = "example-owner/dynamo-lab"
 STEP = re.compile(r"step (\d+) / (\d+)")
@@ -219,16 +217,8 @@ def test_an_executed_lesson_stores_its_viewer_and_the_site_makes_it_standalone(e
 
 @pytest.fixture(scope="module")
 def browser():
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} not found: ./lab test installs it (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api",
-                                   reason="playwright is not installed (pip install -e .[dev])")
-    with sync_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with lab_server.chromium() as chromium:
+        yield chromium
 
 
 @pytest.fixture
