@@ -104,8 +104,7 @@ def _key(opname: str, arg: int | None) -> tuple[str, int | None]:
     return (opname, None if opname in _JUMPS else arg)
 
 
-def align(code: CodeType | None, original: tuple[Instr, ...], rows: tuple[Instr, ...],
-          keys: tuple[Any, ...]) -> tuple[Instr, ...]:
+def align(code: CodeType, rows: tuple[Instr, ...], keys: tuple[Any, ...]) -> tuple[Instr, ...]:
     """Dynamo's rows with `original` (index of the `dis` row each came from) and `changed`.
 
     Rows whose opname and argument agree with a `dis` row, in order, correspond.
@@ -113,10 +112,7 @@ def align(code: CodeType | None, original: tuple[Instr, ...], rows: tuple[Instr,
     opname is the same (`CALL 0` made `CALL 2` by explicit super()); the rest are
     Dynamo's insertions, and `dis` rows nobody points to were removed.
     """
-    if code is not None:
-        theirs = [_key(i.opname, i.arg) for i in dis.get_instructions(code)]
-    else:  # read back from JSON: nothing to align against but names
-        theirs = [(i.opname, None) for i in original]
+    theirs = [_key(i.opname, i.arg) for i in dis.get_instructions(code)]
     ours = list(keys)
     if theirs == ours:
         return tuple(Instr(r.offset, r.opname, r.argrepr, r.lineno, r.is_jump_target, k, False)

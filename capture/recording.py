@@ -126,7 +126,7 @@ class CodeInfo:
             from .bytecode import align
 
             rows, keys = self._walked_raw
-            self._walked = align(self._code, self.instructions, rows, keys)
+            self._walked = align(self._code, rows, keys)
             self._walked_raw = None
         return self._walked
 
