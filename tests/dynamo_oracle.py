@@ -220,3 +220,32 @@ def scenario_artifacts(names: Sequence[str]) -> dict[str, Any]:
     from scenarios import artifacts
 
     return {n: artifacts(n) for n in names}
+
+
+def realizations(run: Callable[[], Any]) -> list[tuple]:
+    """Each lazy realization while `run()` runs: its source, and the offset and frame asking.
+
+    Reading a LazyVariableTracker the wrong way builds it (and installs guards), so the
+    same sequence with and without recording says the recorder realized nothing:
+    realizing early (then finding it done when Dynamo asks) shows as another place.
+    """
+    from torch._dynamo.symbolic_convert import InstructionTranslator
+    from torch._dynamo.variables import lazy
+
+    original = lazy.LazyCache.realize
+    log: list[tuple] = []
+
+    def realize(self):
+        name = getattr(self.source, "name", None)
+        tx = InstructionTranslator.current_tx()
+        inst = getattr(tx, "current_instruction", None)
+        log.append((normalise(str(name() if callable(name) else name)),
+                    getattr(inst, "offset", None), tx.f_code.co_name if tx else None))
+        return original(self)
+
+    lazy.LazyCache.realize = realize
+    try:
+        run()
+    finally:
+        lazy.LazyCache.realize = original
+    return log

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 import capture
-from scenarios import SCENARIOS, artifacts, normalise
+from dynamo_oracle import realizations
+from scenarios import SCENARIOS, artifacts
 
 HERE = Path(__file__).parent
 
@@ -78,31 +79,6 @@ def test_recording_realizes_no_lazy_tracker_that_dynamo_did_not(name):
     and without recording. A reader that called e.g. `python_type()` on a
     container of lazies would realize them earlier or more often.
     """
-    from torch._dynamo.variables import lazy
-
-    original = lazy.LazyCache.realize
-    log: list[tuple] = []
-
-    def realize(self):
-        # which source, and at which instruction of which frame: realizing early
-        # (then finding it done when Dynamo asks) would show as a different place
-        from torch._dynamo.symbolic_convert import InstructionTranslator
-
-        name = getattr(self.source, "name", None)
-        tx = InstructionTranslator.current_tx()
-        inst = getattr(tx, "current_instruction", None)
-        log.append((normalise(str(name() if callable(name) else name)),
-                    getattr(inst, "offset", None), tx.f_code.co_name if tx else None))
-        return original(self)
-
-    lazy.LazyCache.realize = realize
-    try:
-        log.clear()
-        artifacts(name)
-        plain = list(log)
-        log.clear()
-        recorded(name)
-        with_recording = list(log)
-    finally:
-        lazy.LazyCache.realize = original
+    plain = realizations(lambda: artifacts(name))
+    with_recording = realizations(lambda: recorded(name))
     assert plain and with_recording == plain

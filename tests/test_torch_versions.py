@@ -24,7 +24,7 @@ import pytest
 import torch
 
 import widgets
-from dynamo_oracle import artifacts_of, normalise, recorded_artifacts
+from dynamo_oracle import artifacts_of, realizations, recorded_artifacts
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,30 +70,6 @@ PROGRAMS = {
 }
 
 
-def _realizations(run):
-    """Each lazy realization while `run()` runs: its source, and the offset and frame asking."""
-    from torch._dynamo.symbolic_convert import InstructionTranslator
-    from torch._dynamo.variables import lazy
-
-    original = lazy.LazyCache.realize
-    log: list[tuple] = []
-
-    def realize(self):
-        name = getattr(self.source, "name", None)
-        tx = InstructionTranslator.current_tx()
-        inst = getattr(tx, "current_instruction", None)
-        log.append((normalise(str(name() if callable(name) else name)),
-                    getattr(inst, "offset", None), tx.f_code.co_name if tx else None))
-        return original(self)
-
-    lazy.LazyCache.realize = realize
-    try:
-        run()
-    finally:
-        lazy.LazyCache.realize = original
-    return log
-
-
 def _vars(recordings) -> list:
     return [v for rec in recordings for c in rec.compiles for v in c.vars]
 
@@ -101,9 +77,9 @@ def _vars(recordings) -> list:
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_recording_changes_no_graph_guard_or_realization_on_this_torch(name):
     calls = PROGRAMS[name]
-    plain_log = _realizations(lambda: artifacts_of(calls))
+    plain_log = realizations(lambda: artifacts_of(calls))
     plain = artifacts_of(calls)
-    recorded_log = _realizations(lambda: recorded_artifacts(calls))
+    recorded_log = realizations(lambda: recorded_artifacts(calls))
     recorded, recordings = recorded_artifacts(calls)
 
     assert recorded["graphs"] == plain["graphs"]
