@@ -15,6 +15,8 @@ show the same text after every action.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 from pathlib import Path
@@ -427,3 +429,33 @@ def test_the_page_and_the_widget_show_the_same_text_at_the_same_step(widget_and_
             seen.add(_same_text(widget, page))
     assert len(seen) > 10, "the actions did not change what was shown"
     standalone.assert_quiet()
+
+
+def _both_not_none(x, a=None, b=None):
+    if a is not None and b is not None:
+        x = x + 1
+    print("a graph break")
+    return x * 2
+
+
+@pytest.mark.browser
+def test_cleaned_bytecode_and_its_original_line_up_row_for_row(opened, tmp_path):
+    """Where Dynamo's cleaning changed a code, the bytecode pane shows two columns; every
+    row's original instruction starts where the others' do, and nothing is cut short."""
+    import torch
+
+    import capture
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        rec = capture.trace(_both_not_none, torch.ones(3), torch.ones(3), torch.ones(3))
+    k = next(i for i, c in enumerate(rec.compiles) if c.codes and c.codes[0].cleaned)
+    o = opened(page_export.write_html(rec, tmp_path / "cleaned.html", compile=k, step=0))
+    cells = o.page.evaluate("""() => [...document.querySelectorAll('.dl-code .dl-pair')]
+        .map(row => [...row.children].map(c => ({left: Math.round(c.getBoundingClientRect().left),
+                                                 cut: c.scrollWidth > c.clientWidth + 1,
+                                                 text: c.textContent})))""")
+    assert len(cells) > 10
+    assert len({row[1]["left"] for row in cells}) == 1, cells
+    assert not any(cell["cut"] for row in cells for cell in row), cells
+    assert any("POP_JUMP_FORWARD_IF_NONE" in row[1]["text"] for row in cells)
+    o.assert_quiet()
