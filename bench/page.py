@@ -5,7 +5,7 @@
     .venv/bin/python bench/page.py --json out.json
 
 1. Size. Each model (bench/models.py) is compiled once with the eager backend under
-   `capture.record()` and written by `widgets.page.write_html`. Reported: the page,
+   `capture.record()` and written by `widgets.viewer.page.write_html`. Reported: the page,
    the recording it carries inline (gzip-compressed, base64: the `data` and `graphs`
    values and the JSON of the rest) and both per step. The tour's page is the one
    `./lab site` makes of notebooks/00_tour.ipynb, run first (nbclient).
@@ -111,7 +111,7 @@ def inline_bytes(text: str) -> int:
 
 
 def page_size(name: str, recording, folder: Path) -> dict:
-    from widgets.page import write_html
+    from widgets.viewer.page import write_html
 
     steps = sum(len(c.steps) for c in recording.compiles)
     t0 = time.perf_counter()

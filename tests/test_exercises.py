@@ -399,7 +399,7 @@ def test_predicting_the_realized_tracker_for_a_lazy_one_explains_laziness(broken
 # -- review_predictions: the viewer's predict mode read back in Python ------------------------
 
 NODE = __import__("shutil").which("node")
-VIEWER_JS = Path(__file__).resolve().parent.parent / "widgets" / "viewer.js"
+VIEWER_JS = Path(__file__).resolve().parent.parent / "widgets" / "viewer" / "viewer.js"
 
 # The answers the browser would keep: for each step, viewer.js's own question() and grade(),
 # recorded the way its reveal() records them. Even steps are answered right, odd steps with

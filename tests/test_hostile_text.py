@@ -23,7 +23,8 @@ from capture.text import LINE_LIMIT
 from hostile import LONG, TEXT, markup_of, problems, recordings
 
 widgets = pytest.importorskip("widgets")
-from widgets import TraceViewer, exercises, graphview  # noqa: E402
+from widgets import TraceViewer, exercises  # noqa: E402
+from widgets.viewer import layout  # noqa: E402
 from widgets.viewer import viewer_state  # noqa: E402
 
 BIDI_CONTROLS = {chr(c) for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F]}
@@ -118,11 +119,11 @@ def test_the_viewer_sends_each_hostile_recording_intact_and_sendable(hostile, ki
 def test_graph_labels_of_hostile_programs_are_plain_strings_beside_the_geometry(hostile):
     for recording in hostile.values():
         for c in recording.compiles:
-            layout = graphview.layout(c)
-            for n in layout.get("nodes", []):
-                assert n["lines"] == graphview.label_lines(c.nodes[n["node"]])
-            geometry = json.dumps([[n["shape"], n["text"]] for n in layout.get("nodes", [])]
-                                  + [[e["path"], e["arrow"]] for e in layout.get("edges", [])])
+            drawn = layout.layout(c)
+            for n in drawn.get("nodes", []):
+                assert n["lines"] == layout.label_lines(c.nodes[n["node"]])
+            geometry = json.dumps([[n["shape"], n["text"]] for n in drawn.get("nodes", [])]
+                                  + [[e["path"], e["arrow"]] for e in drawn.get("edges", [])])
             assert "<" not in geometry and "&" not in geometry
 
 

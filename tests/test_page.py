@@ -1,6 +1,6 @@
 """The exported page in a real browser: opened from file:// with every other request refused.
 
-`widgets.page.write_html` writes a recording as one HTML file; Debian's Chromium,
+`widgets.viewer.page.write_html` writes a recording as one HTML file; Debian's Chromium,
 driven by Playwright, opens it with a route that lets only file:, blob: and data:
 URLs through and notes anything else. The page must step, follow provenance links
 and run predict mode with nothing but itself, and the hostile-text recordings of
@@ -25,7 +25,7 @@ import pytest
 
 import hostile
 import lab_server
-from widgets import page as page_export
+from widgets.viewer import page as page_export
 
 pytestmark = [pytest.mark.timeout(300)]
 

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from capture import Recording
-from widgets import TraceViewer, graphview
+from widgets import TraceViewer
+from widgets.viewer import layout
 from widgets.viewer import HERE, viewer_state
 
 CSS = (HERE / "viewer.css").read_text(encoding="utf-8")
@@ -147,7 +148,7 @@ def test_every_synced_value_can_be_sent_as_a_kernel_message(viewer_recording):
 
 
 def test_importing_widgets_imports_neither_torch_nor_is_imported_by_capture():
-    code = ("import sys, widgets, widgets.graphview, widgets.viewer; "
+    code = ("import sys, widgets, widgets.viewer.layout, widgets.viewer; "
             "print('torch' in sys.modules); "
             "[sys.modules.pop(m) for m in list(sys.modules) if m.split('.')[0] == 'widgets']; "
             "import capture, capture.recorder; print('widgets' in sys.modules)")
@@ -160,12 +161,12 @@ def test_importing_widgets_imports_neither_torch_nor_is_imported_by_capture():
 
 def test_the_layout_places_every_node_the_compile_made_and_every_edge_between_them(viewer_recording):
     for c in viewer_recording.compiles:
-        g = graphview.layout(c)
+        g = layout.layout(c)
         assert "error" not in g, "needs graphviz's dot (apt-get install graphviz)"
         assert sorted(n["node"] for n in g["nodes"]) == list(range(len(c.nodes)))
         for n in g["nodes"]:
             node = c.nodes[n["node"]]
-            assert n["lines"] == graphview.label_lines(node)
+            assert n["lines"] == layout.label_lines(node)
             assert len(n["text"]) == len(n["lines"])
             for x, y in n["text"]:
                 assert 0 <= x <= g["width"] and 0 <= y <= g["height"]
@@ -176,7 +177,7 @@ def test_the_layout_places_every_node_the_compile_made_and_every_edge_between_th
 
 
 def test_the_layout_is_numbers_and_paths_with_the_labels_as_plain_strings(viewer_recording):
-    g = graphview.layout(viewer_recording.compile("0/0_1"))
+    g = layout.layout(viewer_recording.compile("0/0_1"))
     for n in g["nodes"]:
         kind, *geometry = n["shape"]
         assert kind in ("ellipse", "path", "polygon")
@@ -190,15 +191,15 @@ def test_a_node_renamed_by_a_store_gets_a_box_wide_enough_for_both_names(viewer_
     c = viewer_recording.compile("0/0_1")
     renamed = next(n for n in c.nodes if n.created_name and n.created_name != n.name)
     assert (renamed.created_name, renamed.name) == ("sin", "y")
-    assert f'"{renamed.created_name}\\n' in graphview.dot_source(c)
+    assert f'"{renamed.created_name}\\n' in layout.dot_source(c)
 
 
 def test_without_the_dot_program_the_layout_says_what_to_install(viewer_recording, monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
-    g = graphview.layout(viewer_recording.compile("2/0"))
+    g = layout.layout(viewer_recording.compile("2/0"))
     assert g == {"error": "the `dot` program is missing (Debian: apt-get install graphviz)"}
     state = viewer_state(viewer_recording)   # the viewer then lists the nodes as text
-    assert all("error" in layout for layout in json.loads(gzip.decompress(state["graphs"])))
+    assert all("error" in g for g in json.loads(gzip.decompress(state["graphs"])))
 
 
 def test_dot_reads_quotes_and_backslashes_in_labels_as_themselves():
@@ -207,7 +208,7 @@ def test_dot_reads_quotes_and_backslashes_in_labels_as_themselves():
     odd = 'a"b\\"c\\'
     c = Compile(compile_id="0/0", code_name="f", filename="f.py", firstlineno=1,
                 nodes=[Node(name="x", op="call_function", target=odd)])
-    g = graphview.layout(c)
+    g = layout.layout(c)
     assert g["nodes"][0]["lines"] == ["x", odd]
 
 

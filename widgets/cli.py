@@ -304,7 +304,7 @@ def _write(recording: Any, outs: list[Path], *, quiet: bool, title: str,
         if FORMATS[out.suffix.lower()] == "json":
             out.write_text(recording.to_json(), encoding="utf-8")
         else:
-            from . import page
+            from .viewer import page
 
             if not quiet and step_total(recording) > 5_000:
                 say(f"writing {out}: laying out {len(recording.compiles)} graph(s)…")

@@ -259,7 +259,7 @@ def _source(shell: Any, cell: str) -> str:
 
 def _write_page(recording: Any, args: Any) -> None:
     """--html: the recording as a standalone page, opened where the viewer was; say where."""
-    from .page import write_html
+    from .viewer.page import write_html
 
     path = os.path.abspath(os.path.expanduser(args.html))
     k = 0

@@ -7,7 +7,7 @@ Each notebook in notebooks/ becomes one page through nbconvert's JupyterLab temp
 JupyterLab shows them. START.ipynb becomes index.html; a Markdown document beside the
 lessons (a glossary) becomes a page too. What nbconvert would load from
 CDNs (require.js, the widget manager, MathJax, Mermaid) is left out; instead each
-viewer a lesson stored is replaced by a standalone viewer (widgets/page.py) made from
+viewer a lesson stored is replaced by a standalone viewer (widgets/viewer/page.py) made from
 the widget state the notebook saved, which carries the recording. Links between
 lessons point at their pages, a bar at the top and bottom leads from lesson to
 lesson, and every exercise (a cell that calls `.check(`) says where to run it.
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import page
+from .viewer import page
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"

@@ -1,12 +1,12 @@
 // What every test here needs: the viewer module and the recordings pytest wrote.
 //
-// The module is widgets/viewer.js itself, imported as an ES module from its text (a data:
+// The module is widgets/viewer/viewer.js itself, imported as an ES module from its text (a data:
 // URL), so the test runs the same on node 18, which would take a plain .js file outside a
 // "type": "module" package for CommonJS, and on node 20+.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
-const source = readFileSync(new URL("../../widgets/viewer.js", import.meta.url), "utf8");
+const source = readFileSync(new URL("../../widgets/viewer/viewer.js", import.meta.url), "utf8");
 export const viewer = await import("data:text/javascript;base64," + Buffer.from(source).toString("base64"));
 
 const FIXTURES = process.env.DL_FIXTURES;

@@ -2,8 +2,8 @@
 
 The kernel sends the recording once: the engine's JSON (`Recording.to_json()`),
 gzip-compressed, as a binary buffer, beside each compile's graph layout (graphviz
-runs here; the browser has none). From then on the front end (`viewer.js`, one ES
-module, and `viewer.css`) renders every pane, the controls and the jumps by itself:
+runs here, layout.py; the browser has none). From then on the front end (`viewer.js`,
+one ES module, and `viewer.css`) renders every pane, the controls and the jumps by itself:
 stepping never waits for the kernel, and keeps working while a cell runs or after
 the kernel is gone.
 
@@ -11,14 +11,13 @@ Python still drives and reads the viewer through synced traits: `step`, `compile
 (an index, or a compile id such as "1/0" when set), `predict` (predict mode on or
 off) and `predictions` (the learner's answers in predict mode, a list of dicts).
 
-    viewer_state(recording, compile=0, step=0)   # every synced value, for any front end
     TraceViewer(recording, compile=None, step=0)
+
+The values themselves are made by state.py (`viewer_state`), for the widget and the page alike.
 """
 
 from __future__ import annotations
 
-import gzip
-import json
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,60 +25,12 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets
 
-from . import graphview
+from .state import clamp_step, compile_number, viewer_state
 
 if TYPE_CHECKING:
     from capture import Recording
 
 HERE = Path(__file__).resolve().parent
-
-
-def compile_number(recording: Recording, which: str | int | None) -> int:
-    """The index in `recording.compiles` of a compile given by index or id ("0/0_1")."""
-    if which is None:
-        return 0
-    if isinstance(which, int) and not isinstance(which, bool):
-        if not 0 <= which < max(len(recording.compiles), 1):
-            raise IndexError(f"compile number {which} is out of range: this recording "
-                             f"has {len(recording.compiles)} compile(s)")
-        return which
-    return recording.compiles.index(recording.compile(str(which)))
-
-
-def _clamp_step(recording: Recording, k: int, step: int) -> int:
-    last = len(recording.compiles[k].steps) - 1 if recording.compiles else 0
-    return max(0, min(int(step), max(last, 0)))
-
-
-def encode(recording: Recording) -> bytes:
-    """The recording as the front end receives it: its JSON, gzip-compressed.
-
-    `mtime=0` keeps the bytes the same for the same recording (saved notebooks diff).
-    """
-    return gzip.compress(recording.to_json().encode("utf-8"), compresslevel=6, mtime=0)
-
-
-def layouts(recording: Recording) -> bytes:
-    """Every compile's graph layout (see graphview), as gzip-compressed JSON."""
-    data = [graphview.layout(c) for c in recording.compiles]
-    return gzip.compress(json.dumps(data, separators=(",", ":")).encode("utf-8"),
-                         compresslevel=6, mtime=0)
-
-
-def viewer_state(recording: Recording, compile: str | int | None = 0,
-                 step: int = 0) -> dict[str, Any]:
-    """Every value the front end needs, by trait name: what TraceViewer syncs and what a
-    standalone page hands to `render()`."""
-    k = compile_number(recording, compile)
-    return {
-        "data": encode(recording),
-        "graphs": layouts(recording),
-        "titles": [c.title() for c in recording.compiles],
-        "compile": k,
-        "step": _clamp_step(recording, k, step),
-        "predict": False,
-        "predictions": [],
-    }
 
 
 class _CompileTrait(traitlets.Int):
@@ -95,6 +46,10 @@ class _CompileTrait(traitlets.Int):
 
 class TraceViewer(anywidget.AnyWidget):
     """Step through a `capture.Recording` the way Python Tutor steps through a program."""
+
+    # anywidget names the front end's model after the class's module and name, and every
+    # stored lesson names "widgets.viewer.TraceViewer": the class is the package's.
+    __module__ = "widgets.viewer"
 
     _esm = HERE / "viewer.js"
     _css = HERE / "viewer.css"
@@ -124,7 +79,7 @@ class TraceViewer(anywidget.AnyWidget):
 
     @traitlets.validate("step")
     def _clamp(self, proposal: Any) -> int:
-        return _clamp_step(self.recording, self.compile, proposal["value"])
+        return clamp_step(self.recording, self.compile, proposal["value"])
 
     @traitlets.observe("compile")
     def _compile_changed(self, change: dict[str, Any]) -> None:

@@ -1,14 +1,14 @@
 """A recording as one self-contained HTML page: the widget's own front end, no kernel, no network.
 
-The page is the widget without Jupyter. `viewer_state()` (widgets/viewer.py) gives
+The page is the widget without Jupyter. `viewer_state()` (widgets/viewer/) gives
 every value the widget syncs, graph layouts included (graphviz runs here, at export);
 the page carries those values inline and hands them to the same ES module the widget
-runs, `widgets/viewer.js` (read from the package at export, never copied into the
+runs, `widgets/viewer/viewer.js` (read from the package at export, never copied into the
 source tree), through a small stand-in for anywidget's model: `get`, `set`, `on`,
 `off`, `save_changes`. The module is inlined as text and imported from a blob URL,
 because browsers refuse `import()` of a file next to a page opened from `file://`.
 
-    from widgets.page import write_html
+    from widgets.viewer.page import write_html
     write_html(recording, "trace.html")          # or: dynamo-lab html trace.json
 
 What the page holds, in order: a Content-Security-Policy that allows no network
@@ -18,7 +18,7 @@ its state as JSON and its binary values (the gzip-compressed recording and layou
 as base64, the module as text, and the loader.
 
 `module_html()` and `viewer_html()` are the two halves, for pages that hold several
-viewers (the course site, widgets/site.py).
+viewers (the course site).
 """
 
 from __future__ import annotations
@@ -267,7 +267,7 @@ def write_html(recording: Recording, path: str | Path, *, compile: str | int | N
 
     `compile` (an index or an id such as "1/0") and `step` say where the page opens.
     """
-    from .viewer import viewer_state
+    from . import viewer_state
 
     state = viewer_state(recording, compile if compile is not None else 0, step)
     text = html_of(state, _printable(title or "Dynamo Lab recording"), page_note(recording))

@@ -7,11 +7,11 @@ The contract with whoever hosts it (anywidget in JupyterLab; a standalone page):
 
   `model` is used only through get(name), set(name, value), save_changes(),
   on("change:NAME", cb) and off("change:NAME", cb). The names (all made by
-  widgets/viewer.py `viewer_state(recording, compile, step)`):
+  widgets/viewer/__init__.py `viewer_state(recording, compile, step)`):
 
     data         the recording's JSON (Recording.to_json(), the engine's format),
                  gzip-compressed: a DataView (anywidget), an ArrayBuffer or a Uint8Array
-    graphs       the graph layout of every compile (widgets/graphview.py), gzip-compressed
+    graphs       the graph layout of every compile (widgets/viewer/layout.py), gzip-compressed
                  JSON, same kinds of bytes
     titles       each compile's title, as the engine writes it
     compile      the index of the compile shown            (read and written)
