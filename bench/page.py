@@ -43,9 +43,6 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 BIN = Path(sys.executable).parent
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 TARGETS = {"bytes_per_step": 200, "tour_page_mb": 1.0, "gpt2_4_page_mb": 5.0, "first_paint_ms": 1000}
 POSITIONS = 40
 
@@ -187,9 +184,11 @@ STEPPING_JS = """async ([n, mode]) => {
 def in_browser(paths: dict[str, str], rounds: int) -> dict:
     from playwright.sync_api import sync_playwright
 
+    from bench.lab_server import CHROMIUM, CHROMIUM_ARGS
+
     out = {}
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             for name, path in paths.items():
                 opened, blocked = [], []

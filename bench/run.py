@@ -171,35 +171,12 @@ def measure_memory(model_names: list[str], positions: int) -> dict:
 
 def viewer_latency(recording, positions: int) -> dict:  # noqa: ANN001 - a capture.Recording
     """Median and worst time of `viewer.step = i`, through the viewer's own benchmark."""
-    try:
-        from bench.viewer_latency import measure
-    except ImportError:
-        measure = None
-    if measure is not None:
-        try:
-            out = measure(recording, positions)
-            return {"median_ms": out["jump_median_ms"], "worst_ms": out["jump_worst_ms"],
-                    "positions": out["positions"], "build_s": out.get("viewer_build_s"),
-                    "walk_median_ms": out.get("walk_median_ms"), "via": "viewer_latency"}
-        except (KeyError, TypeError):
-            pass  # its interface moved: fall back to the plain measurement below
-    from widgets import TraceViewer
+    from bench.viewer_latency import measure
 
-    k = max(range(len(recording.compiles)), key=lambda j: len(recording.compiles[j].steps))
-    n = len(recording.compiles[k].steps)
-    start = time.perf_counter()
-    viewer = TraceViewer(recording, compile=k)
-    build_s = time.perf_counter() - start
-    targets = sorted({round(j * (n - 1) / (positions - 1)) for j in range(positions)})
-    times = []
-    for j, i in enumerate(targets):
-        viewer.step = targets[-1 - j] if targets[-1 - j] != i else 0  # arrive from afar
-        start = time.perf_counter()
-        viewer.step = i
-        times.append((time.perf_counter() - start) * 1000)
-    return {"median_ms": statistics.median(times), "worst_ms": max(times),
-            "positions": len(targets), "build_s": build_s, "walk_median_ms": None,
-            "via": "run.py"}
+    out = measure(recording, positions)
+    return {"median_ms": out["jump_median_ms"], "worst_ms": out["jump_worst_ms"],
+            "positions": out["positions"], "build_s": out["viewer_build_s"],
+            "walk_median_ms": out["walk_median_ms"]}
 
 
 def profile_recorder(model_name: str, rounds: int) -> str:

@@ -5,7 +5,7 @@ Three recordings: the tour's first cell (notebooks/00_tour.ipynb, `f(x) = x.sin(
 `gpt2-4` (transformers' GPT-2, 4 layers, bench/models.py: about 19 000 steps; needs
 `pip install -e .[bench]`) and a loop of 20 000 iterations over Python ints (about 140 000
 steps, `max_steps` raised). Each is saved as JSON; a JupyterLab of its own
-(tests/lab_server.py) opens one notebook per recording in Debian's Chromium (Playwright),
+(bench/lab_server.py) opens one notebook per recording in Debian's Chromium (Playwright),
 whose cells read the JSON back and display a `TraceViewer`. In the page:
 
 - display to first paint: from the kernel's `display(viewer)` to the first frame painted
@@ -37,15 +37,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
 import capture  # noqa: E402
+from bench.lab_server import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from widgets import TraceViewer  # noqa: E402
 from widgets.viewer import viewer_state  # noqa: E402
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 POSITIONS = 20
 
 # On the viewer's root: for every click on one of its buttons, the time from the click event
@@ -229,7 +228,7 @@ def in_browser(name: str, recording: capture.Recording, lab, browser, folder: Pa
 
 
 def main() -> None:
-    import lab_server
+    from bench import lab_server
     from playwright.sync_api import sync_playwright
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -242,7 +241,7 @@ def main() -> None:
         folder = Path(tmp) / "notebooks"
         folder.mkdir()
         with lab_server.running(folder, Path(tmp) / "state") as lab, sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
             try:
                 for name in args.only.split(","):
                     t0 = time.perf_counter()

@@ -1,6 +1,6 @@
 """The viewer in a real browser: a lesson run in JupyterLab, in Chromium, stepping in the page.
 
-A JupyterLab of its own (tests/lab_server.py) opens a copy of notebooks/00_tour.ipynb,
+A JupyterLab of its own (bench/lab_server.py) opens a copy of notebooks/00_tour.ipynb,
 stripped of its outputs, with a few cells of the tests' own at the end: a recompile, a
 viewer the tests also read from Python (`probe`), and the hostile programs of
 tests/hostile.py. Debian's Chromium is driven by Playwright (launched through
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-import lab_server
+from bench import lab_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 import hostile
-import lab_server
+from bench import lab_server
 from widgets.viewer import page as page_export
 
 pytestmark = [pytest.mark.timeout(300)]

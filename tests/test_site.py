@@ -20,7 +20,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-import lab_server
+from bench import lab_server
 from widgets import site
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,8 @@
-"""A JupyterLab server of a test's own: headless, on 127.0.0.1, behind a token, always stopped.
+"""A JupyterLab server of a test's or a benchmark's own: headless, on 127.0.0.1, always stopped.
+
+Shared by the browser tests (tests/test_browser.py, test_page.py, test_site.py) and the
+benchmarks (bench/viewer_latency.py), which import it as `bench.lab_server` with the
+checkout on sys.path (`python -m pytest`, `python -m bench.run` from the checkout do that).
 
     with lab_server.running(root_dir, state_dir) as lab:
         page.goto(lab.url("lab/tree/lesson.ipynb"))
