@@ -9,6 +9,7 @@ Nothing here imports IPython or ipywidgets; views live in `widgets`.
 
 from .logs import LogCapture, LogLine, logs
 from .recorder import DEFAULT_MAX_STEPS, active, prepare, record, trace
+from .run import Note, NotStarted, Run, run
 from .recording import (
     CodeInfo, Compile, Event, EventKind, Guard, GraphBreak, Instr, Node, Outcome, Recording,
     ResumeFunction, Step, Var,
@@ -17,5 +18,9 @@ from .recording import (
 __all__ = [
     "record", "trace", "prepare", "active", "DEFAULT_MAX_STEPS", "logs", "LogCapture", "LogLine",
     "Recording", "Compile", "Step", "Var", "Guard", "Node", "Event", "GraphBreak",
-    "ResumeFunction", "CodeInfo", "Instr", "Outcome", "EventKind",
+    "ResumeFunction", "CodeInfo", "Instr", "Outcome", "EventKind", "run", "Run", "Note", "NotStarted",
 ]
+
+from .recording import FailedGuard  # noqa: E402  (recompiles as data)
+
+__all__ += ["FailedGuard"]

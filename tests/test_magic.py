@@ -271,7 +271,7 @@ def test_a_recorder_that_cannot_start_is_a_one_line_error(run, monkeypatch):
         raise RuntimeError("Dynamo is still wrapped by an old recording: restart the kernel")
         yield
 
-    monkeypatch.setattr(capture, "record", refuses)
+    monkeypatch.setattr(capture.recorder, "record", refuses)
     result, out, err, shown = run(TWO_FUNCTIONS.format(options=""))
     line = one_line(out + err)
     assert line.startswith("UsageError: could not start recording") and "restart the kernel" in line

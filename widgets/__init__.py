@@ -1,4 +1,4 @@
-"""Dynamo Lab's views: the step-by-step viewer and the `%%capture_trace` cell magic.
+"""Dynamo Lab's views: the step-by-step viewer, the `%%capture_trace` cell magic, the course.
 
     %load_ext widgets
     %%capture_trace
@@ -6,45 +6,37 @@
     f(torch.randn(4))
 
 or, from Python, ``widgets.TraceViewer(capture.trace(f, torch.randn(4)))``.
-Importing this package imports ipywidgets and IPython, never torch.
+
+Importing this package imports neither torch nor IPython nor ipywidgets: `TraceViewer`
+is loaded when it is first asked for, so `widgets.course.exercises` and `widgets.cli`
+start fast and without a widget library.
 """
 
-import importlib.metadata
-import re
+from __future__ import annotations
 
-from .viewer import TraceViewer
+from typing import TYPE_CHECKING, Any
 
-# The torch releases the engine is checked on; pyproject.toml says the same.
-SUPPORTED_TORCH = ">=2.13,<2.15"
-_SUPPORTED_MINORS = ((2, 13), (2, 14))
+from capture.run import SUPPORTED_TORCH, environment_problem, torch_version_problem
 
-
-def torch_version_problem(version: str | None) -> str | None:
-    """Why a kernel with this torch (None: no torch) cannot run the lab, in one line; or None.
-
-    Only the release's major.minor counts: 2.14.1+cu130 and 2.13.0+cpu are supported.
-    """
-    found = re.match(r"(\d+)\.(\d+)", version or "")
-    if found and (int(found[1]), int(found[2])) in _SUPPORTED_MINORS:
-        return None
-    has = f"torch {version}" if version else "no torch"
-    return (f"Dynamo Lab supports torch 2.13 and 2.14 (torch{SUPPORTED_TORCH}) and this kernel "
-            f"has {has}: install torch 2.13.0 (./lab does) and restart the kernel.")
+if TYPE_CHECKING:
+    from .viewer import TraceViewer
 
 
-def _installed_torch() -> str | None:
-    """The installed torch's version, read from its metadata (importing torch takes seconds)."""
-    try:
-        return importlib.metadata.version("torch")
-    except importlib.metadata.PackageNotFoundError:
-        return None
+def __getattr__(name: str) -> Any:
+    """`widgets.TraceViewer`, imported on first use (with anywidget and ipywidgets)."""
+    if name == "TraceViewer":
+        from .viewer import TraceViewer
+
+        return TraceViewer
+    raise AttributeError(f"module 'widgets' has no attribute {name!r}")
 
 
-def load_ipython_extension(ipython):  # noqa: ANN001 - IPython's hook signature
-    """`%load_ext widgets`: register the `%%capture_trace` cell magic, on a supported torch."""
+def load_ipython_extension(ipython: Any) -> None:
+    """`%load_ext widgets`: register the `%%capture_trace` cell magic, on a supported
+    Python and torch (otherwise one line says which are supported)."""
     from IPython.core.error import UsageError
 
-    problem = torch_version_problem(_installed_torch())
+    problem = environment_problem()
     if problem:
         raise UsageError(problem)  # IPython shows a UsageError as its one line
     from .magic import CaptureTraceMagics
@@ -52,7 +44,7 @@ def load_ipython_extension(ipython):  # noqa: ANN001 - IPython's hook signature
     ipython.register_magics(CaptureTraceMagics)
 
 
-def unload_ipython_extension(ipython):  # noqa: ANN001
+def unload_ipython_extension(ipython: Any) -> None:
     """`%unload_ext widgets`: remove the magic again."""
     magics = ipython.magics_manager.magics
     for kind in ("line", "cell"):

@@ -1,19 +1,20 @@
-"""`dynamo-lab`: record a Python script's compiles, and turn a saved recording into a page.
+"""`dynamo-lab`: record a Python program's compiles, and turn a saved recording into a page.
 
 For people outside Jupyter::
 
     dynamo-lab record train.py --epochs 1 -o trace.json     # or -o trace.html, or both
+    dynamo-lab record -m package.module --epochs 1 -o trace.json
     dynamo-lab html trace.json -o trace.html
 
 `record` runs the script as `python train.py --epochs 1` would (its own `sys.argv`,
-`__name__ == "__main__"`, its folder first on `sys.path`) inside `capture.record()`,
-and writes whatever Dynamo compiled. The script's arguments run to the end of the
-line, or up to the first `-o`/`--out`: what follows that is dynamo-lab's again. A
-script that takes an `-o` of its own gets it when dynamo-lab's options come first:
-`dynamo-lab record -o trace.json train.py -o model.pt`.
+`__name__ == "__main__"`, its folder first on `sys.path`), or the module as `python -m`
+would, through `capture.run`, and writes whatever Dynamo compiled. The program's
+arguments run to the end of the line, or up to the first `-o`/`--out`: what follows
+that is dynamo-lab's again. A program that takes an `-o` of its own gets it when
+dynamo-lab's options come first: `dynamo-lab record -o trace.json train.py -o model.pt`.
 
 Progress, notes and errors go to stderr, prefixed `dynamo-lab:`; every error is one
-line. A script that raises still gets its recording written, up to that point.
+line. A program that raises still gets its recording written, up to that point.
 """
 
 from __future__ import annotations
@@ -21,22 +22,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import runpy
 import sys
-import threading
-import time
 import traceback
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
-PROG = "dynamo-lab"
+from capture.attempt import first_line
+from capture.run import environment_problem, python_version_problem
+
+from .program import Program, ProgramError
+from .progress import PROG, Progress, say
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 FORMATS = {".json": "json", ".html": "html", ".htm": "html"}
-# Options of `record` that take a value (needed to find where the script's name is).
+# Options of `record` that take a value (needed to find where the program's name is).
 _VALUE_OPTIONS = ("-o", "--out", "--max-steps")
-# Progress: the first line after this many seconds of recording, then again every
-# PROGRESS_EVERY seconds (rewritten in place on a terminal).
-PROGRESS_AFTER = 2.0
-PROGRESS_EVERY = {True: 1.0, False: 10.0}
 
 
 class CommandError(Exception):
@@ -45,16 +45,6 @@ class CommandError(Exception):
     def __init__(self, message: str, status: int = 1) -> None:
         super().__init__(message)
         self.status = status
-
-
-def step_total(recording: Any) -> int:
-    """Steps stored over all of a recording's compiles."""
-    return sum(len(c.steps) for c in recording.compiles)
-
-
-def say(message: str, stream: TextIO | None = None) -> None:
-    stream = stream or sys.stderr
-    print(f"{PROG}: {message}", file=stream, flush=True)
 
 
 # -- arguments ---------------------------------------------------------------------------
@@ -68,15 +58,14 @@ def _parser() -> argparse.ArgumentParser:
                     "recording (JSON) or as one self-contained HTML page that steps through "
                     "it in any browser.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-
     rec = sub.add_parser(
-        "record", help="run a Python script and record every compile Dynamo makes",
-        usage=f"{PROG} record SCRIPT.py [ARGS ...] -o OUT.json|OUT.html [options]",
-        description="Run SCRIPT.py as `python SCRIPT.py ARGS` would, recording every compile "
-                    "Dynamo makes while it runs. The script's ARGS run up to the first -o/--out; "
-                    "a script with an -o of its own: give dynamo-lab's options first "
-                    "(record -o trace.json SCRIPT.py -o x).")
-    # SCRIPT.py and its ARGS are split off by split_record_args before argparse runs.
+        "record", help="run a Python script (or -m module) and record every compile Dynamo makes",
+        usage=f"{PROG} record SCRIPT.py|-m MODULE [ARGS ...] -o OUT.json|OUT.html [options]",
+        description="Run SCRIPT.py as `python SCRIPT.py ARGS` would (or MODULE as `python -m "
+                    "MODULE ARGS` would), recording every compile Dynamo makes while it runs. "
+                    "ARGS run up to the first -o/--out; a program with an -o of its own: give "
+                    "dynamo-lab's options first (record -o trace.json SCRIPT.py -o x).")
+    # The program and its ARGS are split off by split_record_args before argparse runs.
     rec.add_argument("-o", "--out", action="append", required=True, metavar="FILE",
                      help="where to write: FILE.json (the recording) or FILE.html (a page); "
                           "give -o twice for both")
@@ -84,7 +73,7 @@ def _parser() -> argparse.ArgumentParser:
                      help=f"store at most N instructions in all (default {DEFAULT_MAX_STEPS}); "
                           "Dynamo runs on past the cap and the recording says it was cut")
     rec.add_argument("--traceback", action="store_true",
-                     help="when the script raises, also print its traceback")
+                     help="when the program raises, also print its traceback")
     rec.add_argument("-q", "--quiet", action="store_true", help="no progress or notes")
 
     page = sub.add_parser(
@@ -102,19 +91,23 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def split_record_args(tokens: list[str]) -> tuple[list[str], str | None, list[str]]:
-    """`record`'s tokens as (dynamo-lab's options, the script, the script's arguments).
+def split_record_args(tokens: list[str]) -> tuple[list[str], str | None, bool, list[str]]:
+    """`record`'s tokens as (dynamo-lab's options, the program, whether it is a module
+    (-m), the program's arguments).
 
-    When -o comes before the script, everything after the script is the script's.
-    Otherwise the script's arguments end at the first -o/--out, and the rest of the
-    line is dynamo-lab's options again.
+    When -o comes before the program, everything after the program is its own.
+    Otherwise its arguments end at the first -o/--out, and the rest of the line is
+    dynamo-lab's options again.
     """
     before: list[str] = []
-    i = 0
+    i, module = 0, False
     while i < len(tokens) and tokens[i].startswith("-") and tokens[i] != "-":
         token = tokens[i]
         if token == "--":
             i += 1
+            break
+        if token == "-m":
+            module, i = True, i + 1
             break
         before.append(token)
         if token in _VALUE_OPTIONS and i + 1 < len(tokens):
@@ -122,170 +115,62 @@ def split_record_args(tokens: list[str]) -> tuple[list[str], str | None, list[st
             i += 1
         i += 1
     if i >= len(tokens):
-        return before, None, []
-    script, rest = tokens[i], tokens[i + 1:]
+        return before, None, module, []
+    program, rest = tokens[i], tokens[i + 1:]
     after: list[str] = []
     if not any(t in ("-o", "--out") or t.startswith("--out=") for t in before):
         for j, token in enumerate(rest):
             if token in ("-o", "--out") or token.startswith("--out="):
                 rest, after = rest[:j], rest[j:]
                 break
-    return [*before, *after], script, rest
+    return [*before, *after], program, module, rest
 
 
-# -- recording a script ----------------------------------------------------------------
-
-class Progress:
-    """Says on stderr how far a long recording has got, from a thread of its own."""
-
-    def __init__(self, recording: Any, what: str, stream: TextIO | None = None) -> None:
-        self.recording = recording
-        self.what = what
-        self.stream = stream or sys.stderr
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.start = time.monotonic()
-        self.shown = False
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="dynamo-lab progress",
-                                        daemon=True)
-
-    def __enter__(self) -> Progress:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._stop.set()
-        self._thread.join()
-        if self.shown and self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
-
-    def line(self) -> str:
-        compiles = list(self.recording.compiles)
-        steps = sum(len(c.steps) for c in compiles)
-        seconds = time.monotonic() - self.start
-        return (f"{PROG}: recording {self.what}: {len(compiles)} compile(s), "
-                f"{steps:,} step(s), {seconds:.0f} s")
-
-    def _run(self) -> None:
-        if self._stop.wait(PROGRESS_AFTER):
-            return
-        every = PROGRESS_EVERY[self.tty]
-        while True:
-            text = self.line()
-            try:
-                if self.tty:
-                    self.stream.write("\r" + text + "\x1b[K")
-                else:
-                    self.stream.write(text + "\n")
-                self.stream.flush()
-            except (OSError, ValueError):  # stderr closed by the script
-                return
-            self.shown = True
-            if self._stop.wait(every):
-                return
-
-
-def _where(error: BaseException, script: Path) -> str:
-    """`script.py, line 12` for the innermost frame of the script's own files, if any."""
-    frames = traceback.extract_tb(error.__traceback__)
-    folder = str(script.parent) + os.sep
-    mine = [f for f in frames if f.filename == str(script) or f.filename.startswith(folder)]
-    if not mine:
-        return ""
-    f = mine[-1]
-    name = os.path.relpath(f.filename) if f.filename.startswith(folder) else f.filename
-    return f" ({name}, line {f.lineno})"
-
-
-def _print_traceback(error: BaseException, script: Path) -> None:
-    """The traceback as `python script.py` prints it: from the script's first frame on."""
-    tb = error.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename != str(script):
-        tb = tb.tb_next
-    traceback.print_exception(type(error), error, tb or error.__traceback__, file=sys.stderr)
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return text[0] if text else ""
-
-
-def run_script(script: Path, args: list[str], max_steps: int,
-               quiet: bool = False) -> tuple[Any, BaseException | None]:
-    """Run `script` as `python script args` would, recording; (recording, what it raised)."""
-    import capture
-
-    argv, path0 = sys.argv[:], sys.path[0] if sys.path else None
-    sys.argv = [str(script), *args]
-    # `python script.py` puts the script's folder first on sys.path.
-    if sys.path:
-        sys.path[0] = str(script.parent)
-    else:
-        sys.path.insert(0, str(script.parent))
-    error: BaseException | None = None
-    recording = None
-    try:
-        with capture.record(max_steps=max_steps) as recording:
-            progress = None if quiet else Progress(recording, script.name)
-            try:
-                if progress is not None:
-                    progress.__enter__()
-                runpy.run_path(str(script), run_name="__main__")
-            finally:
-                if progress is not None:
-                    progress.__exit__(None, None, None)
-    except SystemExit as e:
-        if e.code not in (None, 0):
-            error = e
-    except (Exception, KeyboardInterrupt) as e:
-        error = e
-    finally:
-        sys.argv = argv
-        if path0 is not None and sys.path:
-            sys.path[0] = path0
-    return recording, error
-
+# -- recording a program ---------------------------------------------------------------
 
 def _record(opts: argparse.Namespace) -> int:
+    import capture
+
     outs = [_out_path(o) for o in opts.out]
     if opts.max_steps < 1:
         raise CommandError(f"--max-steps must be at least 1 (got {opts.max_steps})", 2)
-    script = Path(opts.script)
-    if not script.exists():
-        raise CommandError(f"{opts.script}: no such file; give the path of a Python script, "
-                           f"e.g. {PROG} record train.py -o trace.json", 2)
-    if script.is_dir():
-        raise CommandError(f"{opts.script} is a folder; give the path of a Python script "
-                           "(.py file)", 2)
+    try:
+        program = (Program.module if opts.module else Program.script)(opts.program, opts.args)
+    except ProgramError as e:
+        raise CommandError(str(e), 2) from None
     for out in outs:
         if not out.parent.is_dir():
             raise CommandError(f"cannot write {out}: the folder {out.parent} does not exist", 2)
-    script = script.resolve()
-    recording, error = run_script(script, list(opts.args), opts.max_steps, opts.quiet)
-    written = _write(recording, outs, quiet=opts.quiet, title=f"{script.name} · Dynamo Lab")
-    summary = f"{len(recording.compiles)} compile(s), {step_total(recording):,} step(s)"
+    namespace: dict[str, Any] = {}  # its globals once it has run, to name what it compiled
+    try:
+        result = capture.run(lambda: namespace.update(program.run()), max_steps=opts.max_steps,
+                             source=program.source(), namespace=namespace, name=program.name,
+                             hide=(HERE,),
+                             during=None if opts.quiet else (lambda r: Progress(r, program.name)))
+    except capture.NotStarted as e:
+        raise CommandError(str(e)) from None
+    if result.refused:
+        raise CommandError(result.notes[0].text)
+    recording, error = result.recording, result.error
+    written = _write(recording, outs, quiet=opts.quiet, title=f"{program.path.name} · Dynamo Lab")
+    summary = f"{len(recording.compiles)} compile(s), {recording.step_count:,} step(s)"
+    if error is None and not opts.quiet:
+        say(f"wrote {written}: {summary}")
+    for note in [] if opts.quiet else result.notes:
+        say(f"note: {note.text}")
     if error is None:
-        if not opts.quiet:
-            say(f"wrote {written}: {summary}")
-            if not recording.compiles:
-                say(f"note: nothing was compiled while {script.name} ran: Dynamo records a "
-                    "function only when a torch.compile'd function or module is called")
         return 0
     if opts.traceback:
-        _print_traceback(error, script)
+        traceback.print_exception(type(error), error, error.__traceback__, file=sys.stderr)
     if isinstance(error, SystemExit):
         what = f"exited with status {error.code}"
         status = error.code if isinstance(error.code, int) else 1
     elif isinstance(error, KeyboardInterrupt):
         what, status = "was interrupted (KeyboardInterrupt)", 130
     else:
-        message = _first_line(error)
-        what = (f"raised {type(error).__name__}" + (f": {message}" if message else "")
-                + _where(error, script))
-        status = 1
-    hint = "" if opts.traceback else "; --traceback shows the script's traceback"
-    raise CommandError(f"error: {script.name} {what}; the recording up to that point "
+        what, status = f"raised {result.error_line}{program.where(error)}", 1
+    hint = "" if opts.traceback else "; --traceback shows the program's traceback"
+    raise CommandError(f"error: {program.name} {what}; the recording up to that point "
                        f"({summary}) is in {written}{hint}", status)
 
 
@@ -306,7 +191,7 @@ def _write(recording: Any, outs: list[Path], *, quiet: bool, title: str,
         else:
             from .viewer import page
 
-            if not quiet and step_total(recording) > 5_000:
+            if not quiet and recording.step_count > 5_000:
                 say(f"writing {out}: laying out {len(recording.compiles)} graph(s)…")
             page.write_html(recording, out, compile=compile, step=step, title=title)
     return " and ".join(str(o) for o in outs)
@@ -317,7 +202,6 @@ def _write(recording: Any, outs: list[Path], *, quiet: bool, title: str,
 def read_recording(path: Path) -> Any:
     """A `Recording` from a JSON file, or a one-line CommandError saying what is wrong."""
     from capture import Recording
-    from capture.recording import SCHEMA_VERSION
 
     if not path.exists():
         raise CommandError(f"{path}: no such file; give a recording written by "
@@ -336,15 +220,14 @@ def read_recording(path: Path) -> Any:
     if not isinstance(data, dict) or "compiles" not in data or "schema" not in data:
         raise CommandError(f"{path} is JSON but not a recording (no schema and compiles); give "
                            f"a file written by `{PROG} record -o x.json` or Recording.to_json()")
-    if data["schema"] != SCHEMA_VERSION:
-        raise CommandError(f"{path} is a recording of schema {data['schema']!r}, and this "
-                           f"version of dynamo-lab reads schema {SCHEMA_VERSION}: record it "
-                           f"again (`{PROG} record SCRIPT.py -o {path.name}`)")
     try:
-        return Recording.from_json(text)
-    except (KeyError, TypeError, ValueError) as e:
+        return Recording.from_json(text)  # the engine says which schema it reads
+    except ValueError as e:
+        raise CommandError(f"{path}: {first_line(e)} ({PROG} record SCRIPT.py -o "
+                           f"{path.name})") from None
+    except (KeyError, TypeError) as e:
         raise CommandError(f"{path} is a damaged recording ({type(e).__name__}: "
-                           f"{_first_line(e)}); record it again") from None
+                           f"{first_line(e)}); record it again") from None
 
 
 def _html(opts: argparse.Namespace) -> int:
@@ -365,7 +248,7 @@ def _html(opts: argparse.Namespace) -> int:
     _write(recording, [out], quiet=opts.quiet, title=f"{source.name} · Dynamo Lab",
            compile=opts.compile, step=opts.step)
     if not opts.quiet:
-        say(f"wrote {out}: {len(recording.compiles)} compile(s), {step_total(recording):,} step(s)")
+        say(f"wrote {out}: {len(recording.compiles)} compile(s), {recording.step_count:,} step(s)")
     return 0
 
 
@@ -374,21 +257,22 @@ def _html(opts: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """The `dynamo-lab` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    script, script_args = None, []
+    program, module, program_args = None, False, []
     if argv and argv[0] == "record":
-        options, script, script_args = split_record_args(argv[1:])
+        options, program, module, program_args = split_record_args(argv[1:])
         argv = ["record", *options]
     parser = _parser()
     opts = parser.parse_args(argv)
-    if opts.command == "record":
-        if script is None:
-            parser.exit(2, f"{PROG}: error: record needs a script: {PROG} record SCRIPT.py "
-                           "[ARGS ...] -o OUT.json\n")
-        opts.script, opts.args = script, script_args
+    if opts.command == "record" and program is None:
+        parser.exit(2, f"{PROG}: error: record needs a script or -m MODULE: {PROG} record "
+                       "SCRIPT.py [ARGS ...] -o OUT.json\n")
+    problem = environment_problem() if opts.command == "record" else python_version_problem()
+    if problem:
+        say(f"error: {problem}")
+        return 2
+    opts.program, opts.module, opts.args = program, module, program_args
     try:
-        if opts.command == "record":
-            return _record(opts)
-        return _html(opts)
+        return _record(opts) if opts.command == "record" else _html(opts)
     except CommandError as e:
         message = str(e)
         say(message if message.startswith("error:") else f"error: {message}")

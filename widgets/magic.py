@@ -1,14 +1,15 @@
-"""`%%capture_trace`: run a notebook cell under `capture.record()` and show what Dynamo did.
+"""`%%capture_trace`: run a notebook cell under `capture.run` and show what Dynamo did.
 
 A thin layer: parse the options, compile the cell the way IPython does (so a
-SyntaxError points at the learner's line), run it in the user's namespace while
-recording, then hand the `Recording` to the viewer or to its text view. Whatever
-goes wrong is said in one line, and the kernel stays usable.
+SyntaxError points at the learner's line), hand it to `capture.run`, then print its
+notes and show the `Recording` in the viewer or as text. What the magic and the
+`dynamo-lab` command both say (a refusal, a step cap, nothing compiled) is said there.
 """
 
 from __future__ import annotations
 
 import ast
+import codeop
 import os
 import sys
 import types
@@ -19,9 +20,15 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from capture import DEFAULT_MAX_STEPS, targets
+import capture
+from capture import DEFAULT_MAX_STEPS
+from capture.text import visible
 
 PREFIX = "capture_trace:"
+HERE = os.path.dirname(os.path.abspath(__file__))
+# Parse a cell as a whole module: without this flag, Python 3.13 says `_IncompleteInputError`
+# (no line to point at) where it means "'(' was never closed".
+_INCOMPLETE_OK = getattr(codeop, "PyCF_ALLOW_INCOMPLETE_INPUT", 0x4000) | codeop.PyCF_DONT_IMPLY_DEDENT
 
 
 @magics_class
@@ -78,44 +85,41 @@ class CaptureTraceMagics(Magics):
             %%capture_trace -o rec --max-steps 2000
             %%capture_trace --html trace.html      also write a page for any browser
         """
-        try:
-            args = parse_argstring(self.capture_trace, line)
-        except UsageError as e:
-            raise UsageError(f"{e}. Type %capture_trace? for the options.") from None
-        except ValueError as e:  # an unclosed quote, from IPython's argument splitter
-            raise UsageError(f"could not read the options ({e}). "
-                             "Type %capture_trace? for the options.") from None
+        args = _options(self.capture_trace, line)
         if cell is None:
             raise UsageError("capture_trace is a cell magic: write %%capture_trace (two %) "
                              "on the first line of a cell and the code to record below it.")
-        _check(args)
         if not cell.strip():
             raise UsageError("the cell is empty: below %%capture_trace, write code that calls "
                              "a torch.compile'd function.")
         compiled = self._compile(cell)
         if compiled is None:
             return  # the SyntaxError has been shown
-        source = _source(self.shell, cell)
-        coroutines = targets.compiled_coroutines(source, self.shell.user_ns)
-        if coroutines:
-            print(f"{PREFIX} {targets.coroutine_refusal(coroutines)}", file=sys.stderr)
-            return
-        refused_before = targets.generators_refused()
-        recording, value, error = self._run(compiled, args)
+        shell, (body, expr) = self.shell, compiled
 
-        self.shell.user_ns["_trace"] = recording
-        if args.out:
-            self.shell.user_ns[args.out] = recording
-        if error is None and value is not None and not cell.rstrip().endswith(";"):
-            self.shell.displayhook(value)
-        if not recording.compiles and error is None:
-            generators = targets.compiled_generators(source, self.shell.user_ns)
-            if generators or targets.generators_refused() > refused_before:
-                print(f"{PREFIX} {targets.generator_refusal(generators)}", file=sys.stderr)
-                return
-        _show(recording, args, error)
-        if args.html and recording.compiles:
-            _write_page(recording, args)
+        def cell_code() -> Any:
+            exec(body, shell.user_global_ns, shell.user_ns)
+            return eval(expr, shell.user_global_ns, shell.user_ns) if expr is not None else None
+
+        try:
+            result = capture.run(cell_code, max_steps=args.max_steps, reset=not args.no_reset,
+                                 source=_source(shell, cell), namespace=shell.user_ns,
+                                 name="the cell", hide=(HERE,))
+        except capture.NotStarted as e:
+            raise UsageError(str(e)) from None
+        recording, error = result.recording, result.error
+        if recording is not None:
+            shell.user_ns["_trace"] = recording
+            if args.out:
+                shell.user_ns[args.out] = recording
+        if error is not None:
+            shell.showtraceback((type(error), error, error.__traceback__), tb_offset=0)
+        elif result.value is not None and not cell.rstrip().endswith(";"):
+            shell.displayhook(result.value)
+        for note in result.notes:
+            _say(note.text)
+        if recording is not None and recording.compiles:
+            _show(recording, args)
 
     def _compile(self, cell: str) -> tuple[types.CodeType, types.CodeType | None] | None:
         """The cell as code (and its last expression apart, to display its value)."""
@@ -133,8 +137,9 @@ class CaptureTraceMagics(Magics):
             shell.showsyntaxerror(filename=filename)
             return None
         filename = shell.compile.cache(text, shell.execution_count, raw_code=cell)
-        try:
-            tree = shell.compile.ast_parse(text, filename=filename)
+        try:  # the shell's __future__ flags, parsed as one whole module
+            flags = (shell.compile.flags & ~_INCOMPLETE_OK) | ast.PyCF_ONLY_AST
+            tree = compile(text, filename, "exec", flags, dont_inherit=True)
         except (SyntaxError, OverflowError, ValueError):
             shell.showsyntaxerror(filename=filename)
             return None
@@ -149,33 +154,16 @@ class CaptureTraceMagics(Magics):
             return None
         return body, expr
 
-    def _run(self, compiled: tuple[types.CodeType, types.CodeType | None],
-             args: Any) -> tuple[Any, Any, BaseException | None]:
-        import capture
 
-        try:
-            capture.prepare(reset=not args.no_reset)
-        except RuntimeError:
-            raise UsageError("a recording is already in progress (a `capture.record()` block "
-                             "is open): finish it before using %%capture_trace.") from None
-        body, expr = compiled
-        shell = self.shell
-        recording, value, error = None, None, None
-        try:
-            with capture.record(max_steps=args.max_steps) as recording:
-                exec(body, shell.user_global_ns, shell.user_ns)
-                if expr is not None:
-                    value = eval(expr, shell.user_global_ns, shell.user_ns)
-        except (Exception, KeyboardInterrupt) as e:
-            if recording is None:  # the recorder could not start; the cell did not run
-                raise UsageError(f"could not start recording: {e}") from None
-            error = e
-            _show_error(shell, e)
-        return recording, value, error
-
-
-def _check(args: Any) -> None:
-    """Options that parse but cannot be right: one line saying what to type instead."""
+def _options(magic: Any, line: str) -> Any:
+    """The options, or a one-line UsageError saying what to type instead."""
+    try:
+        args = parse_argstring(magic, line)
+    except UsageError as e:
+        raise UsageError(f"{e}. Type %capture_trace? for the options.") from None
+    except ValueError as e:  # an unclosed quote, from IPython's argument splitter
+        raise UsageError(f"could not read the options ({e}). "
+                         "Type %capture_trace? for the options.") from None
     if args.max_steps < 1:
         raise UsageError(f"--max-steps must be at least 1 (got {args.max_steps}); "
                          f"for example --max-steps {DEFAULT_MAX_STEPS}.")
@@ -194,59 +182,11 @@ def _check(args: Any) -> None:
         folder = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(folder):
             raise UsageError(f"--html {args.html}: the folder {folder} does not exist.")
+    return args
 
 
-def _library_dirs() -> tuple[str, ...]:
-    """Where frames that are not the learner's code live: torch, IPython and this project."""
-    import IPython
-    import torch
-
-    import capture
-
-    dirs = [os.path.dirname(m.__file__) for m in (torch, IPython, capture)
-            if getattr(m, "__file__", None)]
-    dirs.append(os.path.dirname(__file__))
-    return tuple(d + os.sep for d in dirs)
-
-
-def _user_frames(tb: types.TracebackType | None, skip: tuple[str, ...]) -> types.TracebackType | None:
-    """The traceback with the frames of torch, IPython and this magic taken out."""
-    kept = []
-    while tb is not None:
-        if not tb.tb_frame.f_code.co_filename.startswith(skip):
-            kept.append(tb)
-        tb = tb.tb_next
-    out = None
-    for frame in reversed(kept):
-        out = types.TracebackType(out, frame.tb_frame, frame.tb_lasti, frame.tb_lineno)
-    return out
-
-
-def _show_error(shell: Any, error: BaseException) -> None:
-    """Show the learner's exception with their own frames only, never Dynamo's internals."""
-    skip = _library_dirs()
-    seen = set()
-    e: BaseException | None = error
-    while e is not None and id(e) not in seen:  # chained exceptions too
-        seen.add(id(e))
-        e.__traceback__ = _user_frames(e.__traceback__, skip)
-        e = e.__cause__ or (None if e.__suppress_context__ else e.__context__)
-    shell.showtraceback((type(error), error, error.__traceback__), tb_offset=0)
-
-
-def _nothing_compiled(recording: Any, args: Any, error: BaseException | None) -> str:
-    if error is not None:
-        return (f"{PREFIX} the cell raised {type(error).__name__} before Dynamo compiled "
-                "anything, so there is nothing to step through; fix the error and run it again.")
-    why = ""
-    problems = [e for e in recording.events if e.kind in ("error", "cache_limit")]
-    if problems:
-        why = f" Dynamo reported: {problems[0].kind}: {problems[0].message}."
-    hint = (" With --no-reset, calls Dynamo had compiled in an earlier cell are served from "
-            "its cache: run the cell without --no-reset." if args.no_reset else "")
-    return (f"{PREFIX} nothing was compiled while the cell ran: Dynamo traces a function only "
-            "when a torch.compile'd function or module is called. Call one in the cell, e.g. "
-            "torch.compile(f, backend=\"eager\")(x)." + hint + why)
+def _say(text: str) -> None:
+    print(f"{PREFIX} {visible(text)}", file=sys.stderr)
 
 
 def _source(shell: Any, cell: str) -> str:
@@ -257,62 +197,45 @@ def _source(shell: Any, cell: str) -> str:
         return ""
 
 
-def _write_page(recording: Any, args: Any) -> None:
-    """--html: the recording as a standalone page, opened where the viewer was; say where."""
-    from .viewer.page import write_html
-
-    path = os.path.abspath(os.path.expanduser(args.html))
-    k = 0
-    if args.compile is not None:
-        try:
-            k = recording.compiles.index(recording.compile(args.compile))
-        except KeyError:
-            pass   # _show has said so, and opened the first compile
-    try:
-        write_html(recording, path, compile=k, step=args.step or 0)
-    except OSError as e:
-        print(f"{PREFIX} could not write the page {path}: {e.strerror or e}.", file=sys.stderr)
-        return
-    print(f"{PREFIX} wrote {path}: open it in any browser (it needs no kernel and loads "
-          "nothing from the network).")
-
-
-def _show(recording: Any, args: Any, error: BaseException | None) -> None:
-    """The viewer (or the text view), opened where the options asked."""
-    from capture.text import visible
+def _show(recording: Any, args: Any) -> None:
+    """The viewer (or the text view), opened where the options asked; the page if asked."""
     from capture.textview import step_text
 
-    from .viewer import TraceViewer
+    from .viewer import compile_number
 
-    if not recording.compiles:
-        print(visible(_nothing_compiled(recording, args, error)), file=sys.stderr)
-        return
-    if recording.truncated:
-        print(f"{PREFIX} the recording reached its step cap (--max-steps {recording.max_steps}) "
-              "and stopped storing steps; the compiles marked 'truncated' are incomplete. "
-              f"Record again with a larger cap, e.g. --max-steps {recording.max_steps * 4}.",
-              file=sys.stderr)
-    compile_ = None
+    k, chosen = 0, False
     if args.compile is not None:
         try:
-            compile_ = recording.compile(args.compile)
+            k, chosen = compile_number(recording, args.compile), True
         except KeyError as e:
-            print(f"{PREFIX} {visible(e.args[0])}; "
-                  f"showing [{recording.compiles[0].compile_id}] instead.", file=sys.stderr)
-    c = compile_ or recording.compiles[0]
-    step = args.step
+            _say(f"{e.args[0]}; showing [{recording.compiles[0].compile_id}] instead.")
+    c, step = recording.compiles[k], args.step
     if step is not None and step > len(c.steps) - 1:
         last = max(len(c.steps) - 1, 0)
-        print(f"{PREFIX} --step {step} is past the last step of [{c.compile_id}] "
-              f"(it has steps 0 to {last}); showing step {last}.", file=sys.stderr)
+        _say(f"--step {step} is past the last step of [{c.compile_id}] (it has steps 0 to "
+             f"{last}); showing step {last}.")
         step = last
     if args.text:
         if step is not None:
-            text = step_text(c, step)
-        elif compile_ is not None:
-            text = str(compile_)
+            print(step_text(c, step))
         else:
-            text = str(recording)
-        print(text)
+            print(c if chosen else recording)
+    else:
+        from .viewer import TraceViewer
+
+        display(TraceViewer(recording, compile=k, step=step or 0))
+    if args.html:
+        _write_page(recording, os.path.abspath(os.path.expanduser(args.html)), k, step or 0)
+
+
+def _write_page(recording: Any, path: str, k: int, step: int) -> None:
+    """--html: the recording as a standalone page, opened where the viewer was; say where."""
+    from .viewer.page import write_html
+
+    try:
+        write_html(recording, path, compile=k, step=step)
+    except OSError as e:
+        _say(f"could not write the page {path}: {e.strerror or e}.")
         return
-    display(TraceViewer(recording, compile=recording.compiles.index(c), step=step or 0))
+    print(f"{PREFIX} wrote {path}: open it in any browser (it needs no kernel and loads "
+          "nothing from the network).")
