@@ -5,7 +5,9 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
+import sys
 
+import pytest
 import torch
 
 import capture
@@ -40,7 +42,36 @@ def steps_of(c):
     return [(s.opname, [v.kind for v in s.stack]) for s in c.steps]
 
 
+def call_of(c, node):
+    """The step whose call made the graph node `node` (by what it did, not its opname)."""
+    return next(s for s in c.steps if node in s.nodes_added)
+
+
 def test_steps_are_the_instructions_dynamo_ran_with_the_stack_it_held():
+    rec = capture.trace(f, torch.randn(4))
+    (c,) = rec.compiles
+    call = call_of(c, "sin")
+    assert (call.opname, [v.kind for v in call.stack]) == ("CALL", ["TensorVariable"])
+    # Before the call: the callable torch.sin, its NULL and x, the two lazy. 3.11 and
+    # 3.12 push the NULL before the callable, 3.13 after it.
+    before = [v.kind for v in c.steps[call.index - 1].stack]
+    null_at = 1 if sys.version_info >= (3, 13) else 0
+    assert before.index("NullVariable") == null_at and before.count("LazyVariableTracker") == 2
+    store = c.steps[call.index + 1]
+    assert (store.opname, store.argrepr, list(store.stack)) == ("STORE_FAST", "y", [])
+    assert (c.steps[0].opname, c.steps[-1].opname) == ("RESUME", "RETURN_VALUE")
+    sin_line, add_line = line_of(f, "torch.sin"), line_of(f, "y + 1")
+    assert [s.lineno for s in c.steps][1:] == (
+        [sin_line] * store.index + [add_line] * (len(c.steps) - store.index - 1))
+    assert all(s.depth == 0 and s.code_name == "f" for s in c.steps)
+    # `torch.sin` stays lazy until the call needs it: nothing is guarded on it before
+    pushed = [s for s in c.steps[:call.index] if s.stack and s.stack[-1].source == "G['torch'].sin"]
+    assert str(pushed[0].stack[-1]) == (
+        "LazyVariableTracker unrealized builtin_function_or_method  <- G['torch'].sin")
+
+
+@pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="3.11's bytecode: PRECALL, NULL first")
+def test_on_3_11_the_steps_are_exactly_these():
     rec = capture.trace(f, torch.randn(4))
     (c,) = rec.compiles
     assert steps_of(c) == [
@@ -66,20 +97,21 @@ def test_steps_are_the_instructions_dynamo_ran_with_the_stack_it_held():
 
 def test_a_lazy_argument_is_shown_unrealized_with_its_type_and_source():
     rec = capture.trace(f, torch.randn(4))
-    load_x = rec.compiles[0].steps[3]
+    c = rec.compiles[0]
+    load_x = next(s for s in c.steps if (s.opname, s.argrepr) == ("LOAD_FAST", "x"))
     x = load_x.stack[-1]
     assert (x.kind, x.lazy, x.realized, x.python_type, x.source) == (
         "LazyVariableTracker", True, False, "Tensor", "L['x']")
     assert str(x) == "LazyVariableTracker unrealized Tensor  <- L['x']"
     # after the call the local is realized: a TensorVariable standing for the input node
-    after = rec.compiles[0].steps[5].locals["x"]
+    after = call_of(c, "sin").locals["x"]
     assert (after.kind, after.lazy, after.realized, after.node) == ("TensorVariable", True, True, "l_x_")
 
 
 def test_tensor_vars_say_shape_dtype_and_the_node_name_dynamo_held_at_that_step():
     rec = capture.trace(f, torch.randn(4, 3, dtype=torch.float64))
     c = rec.compiles[0]
-    call = c.steps[5]
+    call = call_of(c, "sin")
     (out,) = call.stack
     # A new node is named after its op; the lazy input is realized by the call, so its
     # placeholder appears at the same step.
@@ -87,15 +119,15 @@ def test_tensor_vars_say_shape_dtype_and_the_node_name_dynamo_held_at_that_step(
     assert call.nodes_added == ["l_x_", "sin"] and call.graph_size == 2
     # `STORE_FAST y` renames it after the local: from that step on readings say `y`,
     # and the graph code does too (`y = torch.sin(l_x_)`).
-    store = c.steps[6]
+    store = c.steps[call.index + 1]
     assert (store.opname, store.argrepr) == ("STORE_FAST", "y")
     assert store.nodes_renamed == [("sin", "y")]
     assert str(store.locals["y"]) == "TensorVariable f64[4, 3] node=y"
     assert "y = torch.sin(l_x_)" in c.graph_code
-    assert str(c.steps[5].stack[0]) == "TensorVariable f64[4, 3] node=sin"  # not rewritten
+    assert str(call.stack[0]) == "TensorVariable f64[4, 3] node=sin"  # not rewritten
     sin = next(n for n in c.nodes if n.name == "y")
-    assert (sin.created_name, sin.renamed_at, sin.step) == ("sin", 6, 5)
-    assert (sin.name_at(5), sin.name_at(6)) == ("sin", "y")
+    assert (sin.created_name, sin.renamed_at, sin.step) == ("sin", store.index, call.index)
+    assert (sin.name_at(call.index), sin.name_at(store.index)) == ("sin", "y")
     assert sin.target == "torch.sin" and sin.inputs == ("l_x_",)
     assert (sin.shape, sin.dtype) == ("[4, 3]", "f64")
     assert c.steps[-1].nodes_added == ["output"]
@@ -342,7 +374,12 @@ def test_the_rewritten_code_and_resume_functions_are_instructions_too():
     assert len(installed) == len(lines) > 10
     assert all(f" {i.offset} {i.opname}" in " ".join(line.split()[-3:]) or i.opname in line
                for i, line in zip(installed, lines))
-    assert any(i.argrepr.startswith("NULL + __compiled_fn_") for i in installed)
+    # The compiled graph is loaded with its NULL: before it below 3.13, after it on 3.13.
+    calls = [i.argrepr for i in installed if "__compiled_fn_" in i.argrepr]
+    if sys.version_info >= (3, 13):
+        assert any(a.startswith("__compiled_fn_") and a.endswith(" + NULL") for a in calls), calls
+    else:
+        assert any(a.startswith("NULL + __compiled_fn_") for a in calls), calls
     (resume,) = c.resume_functions
     # It resumes at the instruction after the CALL of print: the POP_TOP of its result
     # (an offset in the instructions Dynamo walks).

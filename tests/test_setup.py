@@ -1,5 +1,5 @@
 """The README's two commands exist and say what they do; set-up installs torch 2.13.0 and the
-package admits 2.13 and 2.14; CI runs the tests on both."""
+package admits 2.13 and 2.14 on Python 3.11 to 3.13; CI runs the tests on each Python."""
 
 import os
 import re
@@ -68,7 +68,7 @@ def _torch_requirement() -> Requirement:
 def test_pyproject_names_the_project_and_python():
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert meta["name"] == "dynamo-lab"
-    assert meta["requires-python"].replace(" ", "") == ">=3.11,<3.12"
+    assert meta["requires-python"].replace(" ", "") == ">=3.11,<3.14"
 
 
 def test_learners_get_torch_2_13_0_and_the_package_admits_2_14():
@@ -92,26 +92,42 @@ def test_readme_opens_with_the_two_commands():
 
 def test_the_other_torch_leaves_out_only_test_files_that_exist():
     # A renamed file would otherwise run on 2.14 unnoticed, or a typo leave a file in.
-    found = re.search(r"^OTHER_TORCH_IGNORE=\(([^)]*)\)", LAB.read_text(), re.MULTILINE)
-    assert found, "./lab sets no OTHER_TORCH_IGNORE"
+    found = re.search(r"^MATRIX_IGNORE=\(([^)]*)\)", LAB.read_text(), re.MULTILINE)
+    assert found, "./lab sets no MATRIX_IGNORE"
     left_out = found[1].split()
     assert "tests/test_browser.py" in left_out and "tests/test_setup.py" in left_out
     assert [path for path in left_out if not (ROOT / path).is_file()] == []
 
 
-def test_ci_runs_the_readme_test_command_then_the_other_torch_and_fails_if_either_fails(tmp_path):
+CI_LEGS = ["test", "test-torch2.14", "test-matrix 3.12 2.14.1", "test-matrix 3.13 2.13.0"]
+
+
+def test_ci_runs_the_readme_test_command_then_every_other_leg_and_fails_if_any_fails(tmp_path):
     ci = ROOT / ".ci" / "run"
     assert os.access(ci, os.X_OK), ".ci/run must be executable"
-    # .ci/run beside a ./lab that logs its arguments and fails as told.
+    # .ci/run beside a ./lab that logs its arguments and fails as told (FAIL: calls, by commas).
     (tmp_path / ".ci").mkdir()
     shutil.copy(ci, tmp_path / ".ci" / "run")
     fake_lab = tmp_path / "lab"
     fake_lab.write_text('#!/usr/bin/env bash\necho "$*" >>calls\n'
-                        '[[ " $FAIL " != *" $1 "* ]]\n')
+                        '[[ ",$FAIL," != *",$*,"* ]]\n')
     fake_lab.chmod(0o755)
-    for fail, fails in [("", False), ("test", True), ("test-torch2.14", True), ("test test-torch2.14", True)]:
+    for fail in ["", *CI_LEGS, "test,test-matrix 3.13 2.13.0"]:
         (tmp_path / "calls").unlink(missing_ok=True)
         run = subprocess.run([str(tmp_path / ".ci" / "run")], env={**os.environ, "FAIL": fail},
                              capture_output=True, text=True, timeout=30)
-        assert (run.returncode != 0) == fails, (fail, run)
-        assert (tmp_path / "calls").read_text().splitlines() == ["test", "test-torch2.14"], fail
+        assert (run.returncode != 0) == bool(fail), (fail, run)
+        assert (tmp_path / "calls").read_text().splitlines() == CI_LEGS, fail
+        assert run.stderr.count("ci: ./lab ") == len(CI_LEGS), run.stderr
+
+
+def test_lab_test_matrix_refuses_what_the_package_does_not_support_and_sets_nothing_up():
+    for args, word in [(["3.10", "2.14.1"], "Python '3.10'"), (["3.12", "2.12.0"], "torch '2.12.0'"),
+                       (["3.12"], "usage")]:
+        run = subprocess.run([str(LAB), "test-matrix", *args], cwd=ROOT, capture_output=True,
+                             text=True, timeout=30)
+        assert run.returncode != 0 and word in run.stderr, (args, run.stderr)
+        assert "creating" not in run.stderr and "installing" not in run.stderr
+    # Every supported Python is one the package admits, and each has its venv name.
+    pythons = re.search(r"^MATRIX_PYTHONS=\(([^)]*)\)", LAB.read_text(), re.MULTILINE)[1].split()
+    assert pythons == ["3.11", "3.12", "3.13"]
