@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from widgets.exercises import (
+from widgets.course.exercises import (
     Exercise, Result, predict_break_line, predict_choice, predict_guard, predict_number,
     predict_set, predict_stack, review_predictions,
 )
@@ -94,10 +94,14 @@ def test_hint_and_solution_print(capsys):
 
 
 def test_html_views_escape_user_text():
-    ex = Exercise("<q>", "is <script>alert(1)</script> safe?", check=lambda a: False)
+    ex = Exercise("<q>", "is <script>alert(1)</script> safe?",
+                  check=lambda a: (False, f"not {a}"))
     assert "<script>" not in ex._repr_html_()
     assert "&lt;script&gt;" in ex._repr_html_()
-    assert "<b>" not in ex.grade("<b>").html()
+    verdict = ex.grade("<b>bold</b>")
+    assert "not <b>bold</b>" in verdict.message           # the answer is in the feedback ...
+    assert "not &lt;b&gt;bold&lt;/b&gt;" in verdict.html()  # ... and escaped in its HTML
+    assert "<b>bold" not in verdict.html()
 
 
 def test_name_that_is_not_an_identifier_still_points_to_the_hint():
@@ -105,17 +109,38 @@ def test_name_that_is_not_an_identifier_still_points_to_the_hint():
     assert "Call .hint()" in ex.grade(0).message
 
 
-def test_module_does_not_import_ipywidgets_ipython_or_torch():
-    path = Path(__file__).resolve().parent.parent / "widgets" / "exercises.py"
-    code = (
-        "import importlib.util, sys\n"
-        f"spec = importlib.util.spec_from_file_location('exercises', {str(path)!r})\n"
-        "mod = importlib.util.module_from_spec(spec); sys.modules['exercises'] = mod\n"
-        "spec.loader.exec_module(mod)\n"
-        "print(sorted(m for m in ('ipywidgets', 'IPython', 'torch') if m in sys.modules))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+LESSON_IMPORTS = [
+    "from widgets.course.exercises import predict_stack, review_predictions",
+    "import widgets.course.exercises",
+    "import widgets.cli",
+]
+
+
+@pytest.mark.parametrize("statement", LESSON_IMPORTS)
+def test_importing_the_exercises_as_a_lesson_does_loads_no_widget_library_nor_torch(statement):
+    code = (f"import sys\n{statement}\n"
+            "print(sorted(m for m in ('ipywidgets', 'anywidget', 'IPython', 'torch') "
+            "if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parent.parent)
+    assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_every_lesson_imports_the_exercises_from_the_course():
+    import json
+
+    folder = Path(__file__).resolve().parent.parent / "notebooks"
+    lines = []
+    for path in sorted(folder.glob("*.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            source = "".join(cell["source"])
+            lines += [(path.name, line) for line in source.splitlines()
+                      if "import" in line and "exercises" in line]
+    assert lines, "no lesson imports the exercises"
+    stale = [(name, line) for name, line in lines if "widgets.course.exercises" not in line]
+    assert stale == []
+    # The statement the lessons run holds no widget library either (test above).
+    assert any(line.startswith("from widgets.course.exercises import") for _, line in lines)
 
 
 # -- predict_stack ------------------------------------------------------------------

@@ -23,7 +23,8 @@ from capture.text import LINE_LIMIT
 from hostile import LONG, TEXT, markup_of, problems, recordings
 
 widgets = pytest.importorskip("widgets")
-from widgets import TraceViewer, exercises  # noqa: E402
+from widgets import TraceViewer  # noqa: E402
+from widgets.course import exercises  # noqa: E402
 from widgets.viewer import layout  # noqa: E402
 from widgets.viewer import viewer_state  # noqa: E402
 

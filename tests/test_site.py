@@ -1,6 +1,6 @@
 """The course as a static site (`./lab site`): built from the real lessons, read in Chromium.
 
-`widgets.site.build` turns every notebook of notebooks/ into a page through
+`widgets.course.site.build` turns every notebook of notebooks/ into a page through
 nbconvert's JupyterLab template; each viewer a lesson stored becomes a standalone
 viewer made from the widget state the notebook saved. The pages are checked as
 files (prose, code, outputs, links, exercises, nothing from outside) and then
@@ -21,13 +21,14 @@ import nbformat
 import pytest
 
 from bench import lab_server
-from widgets import site
+from widgets.course import site, stored
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 READY = 30_000
 BINDER = "example-owner/dynamo-lab"
 STEP = re.compile(r"step (\d+) / (\d+)")
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 WATCH_JS = """
 window.__dlRefused = [];
@@ -42,9 +43,9 @@ def lesson_paths() -> list[Path]:
 
 def viewer_outputs(nb) -> list[str]:
     """The model ids of the widget views a notebook's outputs show."""
-    return [o["data"][site.WIDGET_VIEW]["model_id"]
+    return [o["data"][WIDGET_VIEW]["model_id"]
             for cell in nb.cells if cell.cell_type == "code"
-            for o in cell.get("outputs", []) if site.WIDGET_VIEW in o.get("data", {})]
+            for o in cell.get("outputs", []) if WIDGET_VIEW in o.get("data", {})]
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +120,7 @@ def test_no_page_loads_anything_from_outside(built):
         assert "require.js" not in text and "cdnjs" not in text and "unpkg" not in text
         assert "default-src 'none'" in text
         # The notebook's whole widget state is not dumped into the page.
-        assert site.WIDGET_STATE not in text
+        assert stored.WIDGET_STATE not in text
 
 
 def test_links_between_lessons_lead_to_their_pages(built):
@@ -162,15 +163,15 @@ def test_the_lessons_store_the_recording_of_every_viewer_they_show(built):
     shown = 0
     for lesson in lesson_paths():
         nb = nbformat.read(lesson, as_version=4)
-        stored = site.stored_viewers(nb)
+        kept = stored.stored_viewers(nb)
         for model_id in viewer_outputs(nb):
             shown += 1
-            if model_id not in stored:
+            if model_id not in kept:
                 missing.append(lesson.name)
     assert not missing, (
         f"lessons show viewers whose recording they did not store: {sorted(set(missing))}; "
-        "execute them so that the widget state is saved, e.g. jupyter nbconvert --to notebook "
-        "--execute --inplace notebooks/NAME.ipynb")
+        "execute them so that the widget state is saved: python -m widgets.course.stored "
+        "--execute notebooks/NAME.ipynb")
     assert report.viewers == shown > 0
 
 
@@ -208,7 +209,8 @@ def test_an_executed_lesson_stores_its_viewer_and_the_site_makes_it_standalone(e
     out, report = executed_site
     assert report.viewers == 1, report.notes
     text = (out / "01_tiny.html").read_text(encoding="utf-8")
-    assert text.count("data-dl-viewer=") == 1 and 'id="dl-viewer-module"' in text
+    assert len(re.findall(r"<div [^>]*data-dl-viewer=", text)) == 1
+    assert 'id="dl-viewer-module"' in text
     assert 'class="dl-missing-viewer"' not in text
     assert "<script>alert" not in text   # the program's string is inside the gzip, base64
 

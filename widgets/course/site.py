@@ -1,9 +1,9 @@
 """The course as a static site: every lesson a page, its viewers working, no kernel, no network.
 
-    python -m widgets.site [--out site] [--execute] [--binder OWNER/REPO]    # ./lab site
+    python -m widgets.course.site [--out site] [--execute] [--binder OWNER/REPO]  # ./lab site
 
 Each notebook in notebooks/ becomes one page through nbconvert's JupyterLab template
-(widgets/templates/dynamo_lab_site extends it): prose, code and stored outputs as
+(widgets/course/templates/dynamo_lab_site extends it): prose, code and stored outputs as
 JupyterLab shows them. START.ipynb becomes index.html; a Markdown document beside the
 lessons (a glossary) becomes a page too. What nbconvert would load from
 CDNs (require.js, the widget manager, MathJax, Mermaid) is left out; instead each
@@ -12,17 +12,18 @@ the widget state the notebook saved, which carries the recording. Links between
 lessons point at their pages, a bar at the top and bottom leads from lesson to
 lesson, and every exercise (a cell that calls `.check(`) says where to run it.
 
-A notebook stores its viewers' state when it is executed by `jupyter nbconvert --to
-notebook --execute` (or nbclient), or saved from JupyterLab with widget state saving
-on. `--execute` runs every lesson first (in a copy; the notebooks are not changed).
+A notebook stores its viewers' state when it is executed by `python -m
+widgets.course.stored --execute` (or nbclient, or `jupyter nbconvert --to notebook
+--execute`), or saved from JupyterLab with widget state saving on; it stores their
+recordings, not the viewer's module (widgets/course/stored.py), so every page runs the
+package's module. `--execute` runs every lesson first (in a copy; the notebooks are
+not changed).
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
 import html
-import json
 import re
 import subprocess
 import sys
@@ -30,37 +31,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .viewer import page
+from ..viewer import page
+from .stored import stored_viewers
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
 TEMPLATE = "dynamo_lab_site"
-ROOT = HERE.parent
+SITE_CSS = TEMPLATES / TEMPLATE / "site.css"
+ROOT = HERE.parent.parent
 START = "START"
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-# anywidget names a model by its Python class: `_anywidget_id` in the stored state.
-VIEWER_ID = "widgets.viewer.TraceViewer"
-# Stored values the page does not need: the module and CSS (inlined once per page from
-# the package) and ipywidgets' own bookkeeping.
-_NOT_VALUES = {"layout", "tabbable", "tooltip"}
 _CHECK = re.compile(r"^\s*[A-Za-z_][\w.]*\.check\(", re.MULTILINE)
-
-SITE_CSS = """
-.dl-site-nav { display: flex; flex-wrap: wrap; gap: 6px 16px; align-items: baseline;
-               padding: 8px 16px; border-bottom: 1px solid #ddd; background: #f7f7f7;
-               font-family: system-ui, sans-serif; font-size: 13px; }
-.dl-site-nav-end { border-bottom: 0; border-top: 1px solid #ddd; margin-top: 24px; }
-.dl-site-nav .dl-site-home { font-weight: 600; }
-.dl-site-nav .dl-site-next { margin-left: auto; }
-.dl-exercise { margin: 4px 0 12px 64px; padding: 6px 10px; border-left: 4px solid #e0a800;
-               background: #fff8e1; font-family: system-ui, sans-serif; font-size: 13px; }
-.dl-exercise code { font-size: 12px; }
-.dl-missing-viewer { padding: 6px 10px; border: 1px dashed #999; color: #555;
-                     font-family: system-ui, sans-serif; font-size: 13px; }
-.jp-OutputArea-output .dl-page-viewer { overflow-x: auto; }
-"""
-
 
 @dataclass(frozen=True)
 class Lesson:
@@ -133,33 +113,6 @@ def execute(nb: Any, folder: Path, timeout: int = 600) -> Any:
 
 # -- the stored viewers ---------------------------------------------------------------------
 
-def _put(values: dict[str, Any], path: list, data: bytes) -> None:
-    target: Any = values
-    for key in path[:-1]:
-        target = target[key]
-    target[path[-1]] = data
-
-
-def stored_viewers(nb: Any) -> dict[str, tuple[dict[str, Any], str | None]]:
-    """model id -> (the values a TraceViewer synced, its stored module source), from the
-    widget state the notebook saved."""
-    store = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
-    found = {}
-    for model_id, model in store.items():
-        state = model.get("state", {})
-        if model.get("model_name") != "AnyModel" or state.get("_anywidget_id") != VIEWER_ID:
-            continue
-        values = {k: v for k, v in state.items()
-                  if not k.startswith("_") and k not in _NOT_VALUES}
-        values = json.loads(json.dumps(values))  # a plain copy, free of nbformat's NotebookNode
-        for buffer in model.get("buffers", []):
-            raw = buffer.get("data", "")
-            data = bytes.fromhex(raw) if buffer.get("encoding") == "hex" else base64.b64decode(raw)
-            _put(values, list(buffer["path"]), data)
-        found[model_id] = (values, state.get("_esm"))
-    return found
-
-
 def _missing_viewer(text: str) -> str:
     shown = f" ({html.escape(text)})" if text else ""
     return ('<div class="dl-missing-viewer">A viewer was shown here' + shown + ", but the "
@@ -230,11 +183,6 @@ def render(lesson: Lesson, nb: Any, all_lessons: list[Lesson], binder: str | Non
     from nbconvert import HTMLExporter
 
     viewers = stored_viewers(nb)
-    module = page.module_source()
-    stale = any(esm is not None and esm != module for _, esm in viewers.values())
-    if stale:
-        report.notes.append(f"{lesson.path.name}: stored by another version of the viewer; "
-                            "its viewers run the current one (re-run it or ./lab site --execute)")
     for cell in nb.cells:
         if cell.cell_type == "code" and _CHECK.search(cell.source):
             cell.metadata["dynamo_lab_exercise"] = True
@@ -249,14 +197,14 @@ def render(lesson: Lesson, nb: Any, all_lessons: list[Lesson], binder: str | Non
                                 "(the notebook holds no widget state for it)")
             return _missing_viewer(text)
         shown["n"] += 1
-        return page.viewer_html(viewers[model_id][0], f"v{shown['n']}")
+        return page.viewer_html(viewers[model_id], f"v{shown['n']}")
 
     nonce = page.new_nonce()
     exporter = HTMLExporter(template_name=TEMPLATE, extra_template_basedirs=[str(TEMPLATES)])
     exporter.register_filter("dl_viewer", dl_viewer)
     resources = {"dl": {
         "csp": page.csp(nonce),
-        "style": page.style_html() + f"<style>{SITE_CSS}</style>",
+        "style": page.style_html() + f"<style>{SITE_CSS.read_text(encoding='utf-8')}</style>",
         "nav": _nav(all_lessons, lesson),
         "exercise": _exercise_html(lesson, binder),
         "module": "",   # set below once we know whether the page has a viewer

@@ -1,0 +1,89 @@
+"""Questions whose answer a lesson measured itself: a number, a set of names, a choice."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .answers import as_list, as_number, short, squash
+from .exercise import Exercise
+
+def predict_number(name: str, question: str, expected: float, *, hint: str = "",
+                   explanation: str = "", tolerance: float = 0, prediction: str | None = None,
+                   look: str = "") -> Exercise:
+    """A numeric answer (e.g. a counter a lesson measured): ``3``, ``"3"``, ``3.0``, ``"three"``."""
+
+    def check(ans: Any) -> tuple[bool, str]:
+        value = as_number(ans)
+        if value is None:
+            return False, f"answer with a number, e.g. 2; got {short(ans)}"
+        if abs(value - expected) <= tolerance:
+            return True, explanation
+        return False, f"{_fmt(value)} is too {'high' if value > expected else 'low'}."
+
+    return Exercise(name, question, check, hint=hint,
+                    solution=f"{_fmt(expected)}" + (f". {explanation}" if explanation else ""),
+                    expected_form="a number", prediction=prediction, look=look)
+
+
+def _fmt(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def predict_set(name: str, question: str, expected: Iterable[str], *, hint: str = "",
+                explanation: str = "", normalize: Callable[[str], str] = squash,
+                prediction: str | None = None, look: str = "") -> Exercise:
+    """A set of names, order free: a list, tuple, set or comma-separated string."""
+    want = {normalize(str(e)): str(e) for e in expected}
+
+    def check(ans: Any) -> tuple[bool, str]:
+        items = as_list(ans) if not isinstance(ans, (set, frozenset)) else list(ans)
+        if items is None or not all(isinstance(i, str) for i in items):
+            return False, f"answer with a list of names, e.g. ['a', 'b']; got {short(ans)}"
+        got = {normalize(i): i for i in items}
+        extra = [got[k] for k in got if k not in want]
+        missing = [k for k in want if k not in got]
+        if not extra and not missing:
+            return True, explanation
+        parts = []
+        if extra:
+            parts.append(f"{', '.join(repr(e) for e in sorted(extra))} "
+                         f"{'does' if len(extra) == 1 else 'do'} not belong")
+        if missing:
+            parts.append(f"{len(missing)} missing")
+        return False, "; ".join(parts) + "."
+
+    return Exercise(name, question, check, hint=hint,
+                    solution=", ".join(sorted(want.values())) +
+                    (f". {explanation}" if explanation else ""),
+                    expected_form="a list of names, in any order", prediction=prediction,
+                    look=look)
+
+
+def predict_choice(name: str, question: str, options: dict[str, str], correct: str, *,
+                   hint: str = "", explanation: str = "",
+                   feedback: dict[str, str] | None = None, prediction: str | None = None,
+                   look: str = "") -> Exercise:
+    """Multiple choice: answer with the letter (``"b"``) or the option's text.
+
+    `feedback` maps a wrong letter to what to tell the learner who picked it.
+    """
+    keys = {squash(k): k for k in options}
+    texts = {squash(v): k for k, v in options.items()}
+    listing = "\n".join(f"  {k}) {v}" for k, v in options.items())
+
+    def check(ans: Any) -> tuple[bool, str]:
+        if not isinstance(ans, str):
+            return False, f"answer with one letter as a string, e.g. 'a'; got {short(ans)}"
+        key = keys.get(squash(ans)) or texts.get(squash(ans))
+        if key is None:
+            return False, f"answer with one of {', '.join(repr(k) for k in options)}."
+        if key == correct:
+            return True, explanation
+        return False, (feedback or {}).get(key, "")
+
+    return Exercise(name, f"{question}\n{listing}", check, hint=hint,
+                    solution=f"{correct}) {options[correct]}" +
+                    (f". {explanation}" if explanation else ""),
+                    expected_form=f"one of {', '.join(repr(k) for k in options)}",
+                    prediction=prediction, look=look)
