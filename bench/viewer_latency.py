@@ -163,11 +163,11 @@ def in_browser(name: str, recording: capture.Recording, lab, browser, folder: Pa
         page.locator("[data-command='runmenu:run-all']").click()
         root = page.locator(".dl-viewer").first
         root.wait_for(timeout=180_000)
-        page.wait_for_function("root => root.__dlFirstPaint", arg=root.element_handle(), timeout=180_000)
+        page.wait_for_function("root => root.parentElement.dynamoLab.viewer.firstPaint", arg=root.element_handle(), timeout=180_000)
         printed = page.locator(".jp-OutputArea-output pre", has_text="DL-TIMES").first
         printed.wait_for(timeout=60_000)
         kernel = json.loads(printed.text_content().split("DL-TIMES", 1)[1])
-        painted = root.evaluate("root => root.__dlFirstPaint")
+        painted = root.evaluate("root => root.parentElement.dynamoLab.viewer.firstPaint")
         root.evaluate(PROBE_JS)
         n = int(root.locator(".dl-slider").get_attribute("max")) + 1
         positions = sorted({round(j * (n - 2) / (POSITIONS - 1)) for j in range(POSITIONS)}) if n > 2 else [0]

@@ -471,18 +471,18 @@ def test_fit_graph_scales_the_drawing_to_its_pane_and_back(page):
     assert svg.evaluate("s => getComputedStyle(s).maxWidth") == natural
 
 
-def test_the_original_and_rewritten_bytecode_and_the_guard_tree_unfold_below(page):
+def test_the_original_and_modified_bytecode_and_the_guard_tree_unfold_below(page):
     root = probe_viewer(page)
     root.locator(".dl-compare > summary").click()
     root.locator(".dl-details:not(.dl-compare) > summary").click()
     assert "LOAD_GLOBAL" in pane(root, "Original bytecode").text_content()
-    rewritten = pane(root, "Rewritten bytecode").text_content()
+    rewritten = pane(root, "Modified bytecode").text_content()
     assert "__compiled_fn_" in rewritten and "torch_dynamo_resume_in_g" in rewritten
     assert "RootGuardManager" in pane(root, "Guard tree").text_content()
     before = where(root)
     root.locator(".dl-compile").select_option(index=0)   # the attempt that was restarted
     _settle(root, before, "choosing [0/0]")
-    assert "abandoned and restarted" in pane(root, "Rewritten bytecode").text_content()
+    assert "abandoned and restarted" in pane(root, "Modified bytecode").text_content()
     before = where(root)
     root.locator(".dl-compile").select_option(index=1)
     _settle(root, before, "choosing [0/0_1]")

@@ -105,11 +105,11 @@ class Opened:
     def model_set(self, name: str, value, k: int = 0) -> None:
         """Set a value on the page's model, as the kernel would set a trait."""
         self.page.evaluate("([k, name, value]) => document.querySelectorAll('[data-dl-viewer]')[k]"
-                           ".dlModel.set(name, value)", [k, name, value])
+                           ".dynamoLab.model.set(name, value)", [k, name, value])
 
     def model_get(self, name: str, k: int = 0):
         return self.page.evaluate("([k, name]) => document.querySelectorAll('[data-dl-viewer]')[k]"
-                                  ".dlModel.get(name)", [k, name])
+                                  ".dynamoLab.model.get(name)", [k, name])
 
     def assert_quiet(self) -> None:
         """Nothing fetched, nothing refused, no dialog, no error."""

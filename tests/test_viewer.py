@@ -132,7 +132,7 @@ def test_the_front_end_is_the_package_module_and_stylesheet(viewer_recording):
     v = TraceViewer(viewer_recording)
     assert v._esm == (HERE / "viewer.js").read_text(encoding="utf-8")
     assert v._css == CSS
-    assert "export default { render }" in v._esm
+    assert "export default { initialize, render }" in v._esm
     pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
     assert '"*.js"' in pyproject and '"*.css"' in pyproject   # shipped as package data
     assert re.search(r'"anywidget[<>=.,\d]*"', pyproject)

@@ -1,13 +1,21 @@
-// What every test here needs: the viewer module and the recordings pytest wrote.
+// What every test here needs: the viewer's modules and the recordings pytest wrote.
 //
-// The module is widgets/viewer/viewer.js itself, imported as an ES module from its text (a data:
-// URL), so the test runs the same on node 18, which would take a plain .js file outside a
-// "type": "module" package for CommonJS, and on node 20+.
+// The modules are the sources under widgets/viewer/js/ (ES modules: their package.json
+// says so), imported directly; `viewer` holds everything they export, as the joined
+// widgets/viewer/viewer.js does (tests/test_viewer_module.py checks that it is fresh).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
-const source = readFileSync(new URL("../../widgets/viewer/viewer.js", import.meta.url), "utf8");
-export const viewer = await import("data:text/javascript;base64," + Buffer.from(source).toString("base64"));
+const SOURCES = new URL("../../widgets/viewer/js/", import.meta.url);
+const MODULES = ["recording.js", "bytecode.js", "predict.js", "provenance.js", "controls.js",
+  "panes/caption.js", "panes/source.js", "panes/bytecode.js", "panes/stack.js", "panes/graph.js",
+  "panes/guards.js"];
+export const viewer = Object.assign({}, ...await Promise.all(MODULES.map((m) => import(new URL(m, SOURCES)))));
+
+/** One source module, e.g. "page-host.js". */
+export function source(name) {
+  return import(new URL(name, SOURCES));
+}
 
 const FIXTURES = process.env.DL_FIXTURES;
 if (!FIXTURES) throw new Error("DL_FIXTURES is not set: run these through tests/test_viewer_js.py");

@@ -3,10 +3,11 @@
 The page is the widget without Jupyter. `viewer_state()` (widgets/viewer/) gives
 every value the widget syncs, graph layouts included (graphviz runs here, at export);
 the page carries those values inline and hands them to the same ES module the widget
-runs, `widgets/viewer/viewer.js` (read from the package at export, never copied into the
-source tree), through a small stand-in for anywidget's model: `get`, `set`, `on`,
-`off`, `save_changes`. The module is inlined as text and imported from a blob URL,
-because browsers refuse `import()` of a file next to a page opened from `file://`.
+runs, `widgets/viewer/viewer.js` (read from the package at export), through the page's
+host, `js/page-host.js`: a small stand-in for anywidget's model (`get`, `set`, `on`,
+`off`, `save_changes`) and the loader. The module is inlined as text and imported from
+a blob URL, because browsers refuse `import()` of a file next to a page opened from
+`file://`.
 
     from widgets.viewer.page import write_html
     write_html(recording, "trace.html")          # or: dynamo-lab html trace.json
@@ -15,7 +16,7 @@ What the page holds, in order: a Content-Security-Policy that allows no network
 request and no script but the page's own (so nothing in a recording can run even if
 some view put it into the DOM as markup), the CSS, one mount point per viewer with
 its state as JSON and its binary values (the gzip-compressed recording and layouts)
-as base64, the module as text, and the loader.
+as base64, the module as text, and the host (the page's one module script).
 
 `module_html()` and `viewer_html()` are the two halves, for pages that hold several
 viewers (the course site).
@@ -26,6 +27,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import re
 import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
 HERE = Path(__file__).resolve().parent
 MODULE = HERE / "viewer.js"
 CSS = HERE / "viewer.css"
+HOST = HERE / "js" / "page-host.js"   # the page's stand-in for anywidget: the loader
 
 # Binary trait values (bytes) travel as base64 next to the JSON of the other values.
 _BINARY = (bytes, bytearray, memoryview)
@@ -54,104 +57,6 @@ body { margin: 0; font-family: system-ui, -apple-system, "Segoe UI", sans-serif;
 .dl-page-error { color: #b00020; white-space: pre-wrap; font-family: monospace; }
 """
 
-# The loader: decode each viewer's values, import the module from a blob URL once,
-# render every viewer. `Model` mirrors the part of anywidget's model that the
-# contract allows (get, set, on, off, save_changes), with Backbone's semantics:
-# `set` fires "change:NAME" (and "change") at once when the value changed.
-LOADER_JS = r"""
-(() => {
-  "use strict";
-  const bytesOf = (text) => {
-    text = text.replace(/\s+/g, "");
-    if (Uint8Array.fromBase64) return Uint8Array.fromBase64(text);
-    const bin = atob(text), out = new Uint8Array(bin.length);
-    for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
-    return out;
-  };
-  const sameValue = (a, b) => {
-    if (a === b) return true;
-    if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return false;
-    if (ArrayBuffer.isView(a) || ArrayBuffer.isView(b)) return false;
-    try { return JSON.stringify(a) === JSON.stringify(b); } catch (e) { return false; }
-  };
-  class Model {
-    constructor(state) { this.state = state; this.handlers = new Map(); }
-    get(name) { return this.state[name]; }
-    set(name, value) {
-      const changes = typeof name === "object" && name !== null ? name : {[name]: value};
-      const changed = [];
-      for (const [key, v] of Object.entries(changes)) {
-        const old = this.state[key];
-        this.state[key] = v;
-        if (!sameValue(old, v)) changed.push(key);
-      }
-      for (const key of changed) this.emit("change:" + key, this.state[key]);
-      if (changed.length) this.emit("change", undefined);
-    }
-    save_changes() {}            // no kernel to tell
-    send() {}
-    on(events, callback) {
-      for (const event of String(events).split(/\s+/).filter(Boolean)) {
-        if (!this.handlers.has(event)) this.handlers.set(event, []);
-        this.handlers.get(event).push(callback);
-      }
-    }
-    off(events, callback) {
-      if (events === undefined || events === null) {
-        if (!callback) { this.handlers.clear(); return; }
-        events = [...this.handlers.keys()].join(" ");
-      }
-      for (const event of String(events).split(/\s+/).filter(Boolean)) {
-        const list = this.handlers.get(event);
-        if (!list) continue;
-        const kept = callback ? list.filter((f) => f !== callback) : [];
-        if (kept.length) this.handlers.set(event, kept); else this.handlers.delete(event);
-      }
-    }
-    emit(event, value) {
-      for (const f of [...(this.handlers.get(event) || [])]) f.call(this, this, value, {});
-    }
-  }
-  const stateOf = (id) => {
-    const spec = JSON.parse(document.querySelector(`script[data-dl-state="${id}"]`).textContent);
-    const buffers = document.querySelectorAll(`script[data-dl-buffer="${id}"]`);
-    spec.buffers.forEach((path, i) => {
-      const u8 = bytesOf(buffers[i].textContent);
-      let obj = spec.state;
-      for (const key of path.slice(0, -1)) obj = obj[key];
-      obj[path[path.length - 1]] = new DataView(u8.buffer, u8.byteOffset, u8.byteLength);
-    });
-    return spec.state;
-  };
-  const fail = (el, e) => {
-    console.error(e);
-    const p = document.createElement("p");
-    p.className = "dl-page-error";
-    p.textContent = "This viewer could not start: " + (e && e.message ? e.message : e);
-    el.replaceChildren(p);
-  };
-  const start = async () => {
-    const text = document.getElementById("dl-viewer-module").textContent
-      .replace(/&(lt|amp);/g, (m, w) => (w === "lt" ? "<" : "&"));
-    const url = URL.createObjectURL(new Blob([text], {type: "text/javascript"}));
-    const widget = (await import(url)).default;
-    for (const el of document.querySelectorAll("[data-dl-viewer]")) {
-      try {
-        const model = new Model(stateOf(el.dataset.dlViewer));
-        el.dlModel = model;       // for tests and the console: the page's model
-        if (widget.initialize) await widget.initialize({model});
-        await widget.render({model, el});
-      } catch (e) { fail(el, e); }
-    }
-    document.documentElement.dataset.dlReady = "1";
-  };
-  start().catch((e) => {
-    for (const el of document.querySelectorAll("[data-dl-viewer]")) fail(el, e);
-    document.documentElement.dataset.dlReady = "error";
-  });
-})();
-"""
-
 
 def module_source() -> str:
     """The viewer's ES module, as the widget loads it."""
@@ -160,6 +65,16 @@ def module_source() -> str:
 
 def css_source() -> str:
     return CSS.read_text(encoding="utf-8")
+
+
+def host_source() -> str:
+    """The page's own script (js/page-host.js): it imports the module and renders every viewer.
+
+    It runs as it is written, so it must hold nothing that could end its `<script>`."""
+    text = HOST.read_text(encoding="utf-8")
+    if re.search(r"</script|<!--", text, re.IGNORECASE):
+        raise ValueError(f"{HOST} holds `</script` or `<!--`, which would end or bend its <script>")
+    return text
 
 
 def csp(nonce: str) -> str:
@@ -208,9 +123,9 @@ def split_buffers(state: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[lis
 
 
 def module_html(nonce: str) -> str:
-    """The module as text and the loader that renders every viewer of the page (once a page)."""
+    """The module as text and the host that renders every viewer of the page (once a page)."""
     return (f'<script type="text/plain" id="dl-viewer-module">{_script_text(module_source())}'
-            f'</script>\n<script nonce="{nonce}">{LOADER_JS}</script>\n')
+            f'</script>\n<script type="module" nonce="{nonce}">{host_source()}</script>\n')
 
 
 def style_html() -> str:
@@ -249,8 +164,7 @@ def html_of(state: dict[str, Any], title: str = "Dynamo Lab recording",
 
 
 def page_note(recording: Recording) -> str:
-    steps = sum(len(c.steps) for c in recording.compiles)
-    return (f"{len(recording.compiles)} compile(s), {steps:,} step(s); "
+    return (f"{len(recording.compiles)} compile(s), {recording.step_count:,} step(s); "
             f"recorded on torch {recording.torch_version or '?'}, "
             f"Python {recording.python_version or '?'}. "
             "A standalone page: it needs no kernel and loads nothing.")

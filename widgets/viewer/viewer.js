@@ -1,38 +1,14 @@
-/* Dynamo Lab's trace viewer: one plain ES module (no framework, no bundler).
+// Dynamo Lab's trace viewer, joined from widgets/viewer/js/ by `python -m widgets.viewer.join`:
+// edit those sources, then run it. The contract with the host is in js/index.js, below.
 
-The contract with whoever hosts it (anywidget in JupyterLab; a standalone page):
+// ---- js/recording.js -------------------------------------------------------------------------
 
-  export default { render }
-  render({ model, el }) -> cleanup function
-
-  `model` is used only through get(name), set(name, value), save_changes(),
-  on("change:NAME", cb) and off("change:NAME", cb). The names (all made by
-  widgets/viewer/__init__.py `viewer_state(recording, compile, step)`):
-
-    data         the recording's JSON (Recording.to_json(), the engine's format),
-                 gzip-compressed: a DataView (anywidget), an ArrayBuffer or a Uint8Array
-    graphs       the graph layout of every compile (widgets/viewer/layout.py), gzip-compressed
-                 JSON, same kinds of bytes
-    titles       each compile's title, as the engine writes it
-    compile      the index of the compile shown            (read and written)
-    step         the index of the step shown                (read and written)
-    predict      predict mode on or off                     (read and written)
-    predictions  the learner's answers in predict mode      (read and written)
-
-Everything is rendered here, from the recording: stepping never calls the kernel.
-Text from the recorded program reaches the page only as text (textContent,
-attribute values), never as markup; the engine has already bounded and escaped
-it (capture/text.py), so nothing here cuts or escapes it again.
-
-Everything above `render` is pure (no DOM), so node can import this file and test it.
-*/
-
-export const BYTECODE_BEFORE = 8;    // instructions shown above the current one
-export const BYTECODE_AFTER = 16;    // ... and below it
-export const SOURCE_WINDOW = 40;     // longer sources show this many lines around the current one
-export const RECENT_GUARDS = 40;     // guards listed in full; earlier ones are counted
-const PLAY_INTERVAL = 400;           // ms between two steps while playing
-const SAVE_DELAY = 60;               // ms: the step is sent to the kernel once stepping pauses
+// The recording as the front end reads it: decoding the bytes the host hands over, and the
+// per-compile queries every pane, jump and link is built on. Pure functions of the
+// recording (no DOM), so node imports this file and tests it directly.
+//
+// A recording is exactly what `Recording.to_json()` wrote (capture/recording.py says the
+// schema). What is worth computing once per compile is kept beside it in `memo`.
 
 // -- decoding ------------------------------------------------------------------------------
 
@@ -55,19 +31,40 @@ export async function decode(data) {
   return JSON.parse(await gunzipText(data));
 }
 
-// -- one compile, read: pure functions of the recording ------------------------------------
+// -- the recording and its compiles, in words said once ------------------------------------
 
-const derived = new WeakMap();   // compile -> what is worth computing once per compile
+const derived = new WeakMap();   // compile (or code) -> what is worth computing once for it
 
-function memo(c, key, make) {
-  let d = derived.get(c);
-  if (!d) derived.set(c, (d = {}));
+/** `make()`, computed once per object and key. */
+export function memo(obj, key, make) {
+  let d = derived.get(obj);
+  if (!d) derived.set(obj, (d = {}));
   if (!(key in d)) d[key] = make();
   return d[key];
 }
 
 export function lastStep(c) {
   return Math.max(c.steps.length - 1, 0);
+}
+
+/** How many steps the whole recording holds (Python: `Recording.step_count`). */
+export function stepCount(rec) {
+  return rec.compiles.reduce((n, c) => n + c.steps.length, 0);
+}
+
+/** Where the viewer stands, as every place that says it writes it: `step 3 / 17`. */
+export function stepLabel(c, i) {
+  return `step ${i} / ${c ? lastStep(c) : 0}`;
+}
+
+/** An instruction as a learner reads it: `LOAD_FAST x`, `RESUME`. */
+export function instructionOf(s) {
+  return `${s.opname} ${s.argrepr || ""}`.trimEnd();
+}
+
+/** A compile's title: the engine's (`titles`, from Compile.title()), else its id and name. */
+export function compileTitle(titles, c, k) {
+  return (titles || [])[k] || `[${c.compile_id}] ${c.code_name}`;
 }
 
 function sameFrame(a, b) {
@@ -105,6 +102,8 @@ function nextMarks(c) {
   });
 }
 
+// -- where each jump goes ------------------------------------------------------------------
+
 /** The next step on another line of the same frame, or back in a caller (steps over calls). */
 export function nextLine(c, i) {
   const steps = c.steps;
@@ -139,6 +138,8 @@ export function breakStep(c) {
   return Math.min(gb.step, c.steps.length - 1);
 }
 
+// -- where each link goes (provenance) -----------------------------------------------------
+
 /** The step that installed guard g (null for ambient guards and those added after tracing). */
 export function guardStep(c, g) {
   const guard = c.guard_details[g];
@@ -157,6 +158,26 @@ export function nameAt(node, i) {
   if (node.renamed_at == null || node.created_name == null) return node.name;
   return i < node.renamed_at ? node.created_name : node.name;
 }
+
+/** Where a source (`L['x']`) was first read: the first step with a reading from it on
+ * the stack, or else in the locals. */
+export function whereRead(c, source) {
+  const first = memo(c, "reads", () => {
+    const pushed = new Map();
+    c.steps.forEach((s, j) => {
+      for (const id of s.stack) {
+        const src = c.vars[id].source;
+        if (src != null && !pushed.has(src)) pushed.set(src, j);
+      }
+    });
+    return pushed;
+  });
+  if (first.has(source)) return first.get(source);
+  const j = c.steps.findIndex((s) => Object.values(s.locals).some((id) => c.vars[id].source === source));
+  return j < 0 ? null : j;
+}
+
+// -- what exists at a step -----------------------------------------------------------------
 
 /** The nodes in order of appearance: `order[r]` is the index of the r-th node to appear,
  * `reveal[r]` its step (non-decreasing), `rank[k]` the place of node k. */
@@ -224,24 +245,6 @@ export function pushedKind(c, i) {
   return pushed > 0 ? c.vars[s.stack[s.stack.length - 1]].kind : null;
 }
 
-/** Where a source (`L['x']`) was first read: the first step with a reading from it on
- * the stack, or else in the locals. */
-export function whereRead(c, source) {
-  const first = memo(c, "reads", () => {
-    const pushed = new Map();
-    c.steps.forEach((s, j) => {
-      for (const id of s.stack) {
-        const src = c.vars[id].source;
-        if (src != null && !pushed.has(src)) pushed.set(src, j);
-      }
-    });
-    return pushed;
-  });
-  if (first.has(source)) return first.get(source);
-  const j = c.steps.findIndex((s) => Object.values(s.locals).some((id) => c.vars[id].source === source));
-  return j < 0 ? null : j;
-}
-
 // -- recompile reasons ---------------------------------------------------------------------
 
 /** `0/0: tensor 'x' size mismatch ...  # f.py:4 in f` -> its parts. */
@@ -289,71 +292,305 @@ export function recompileTarget(rec, k, reason) {
   return { compile: target, guard: best, step };
 }
 
-// -- bytecode ------------------------------------------------------------------------------
+// ---- js/dom.js -------------------------------------------------------------------------------
 
-/** The instructions Dynamo walks (schema 2's `walked`; the original `dis` before it). */
-export function walkedOf(code) {
-  return code.walked || code.instructions;
-}
+// Making and updating the page: elements whose text is always text, a pane's frame, and a
+// keyed update that keeps what stays (so a step costs what it changes, not what is shown).
+//
+// Text from the recorded program reaches the page only as text (text nodes, attribute
+// values), never as markup; the engine has already bounded and escaped it
+// (capture/text.py), so nothing here cuts or escapes it again.
 
-/** Original and walked bytecode side by side: rows of {walked, original} indices (either
- * may be null: an instruction Dynamo inserted, or one it removed) and whether Dynamo
- * changed the row. Rows follow the walked order; a removed original sits where it was,
- * beside the first instruction Dynamo inserted in its place if there is one
- * (POP_JUMP_IF_NOT_NONE beside the LOAD_CONST None; IS_OP; POP_JUMP_IF_TRUE that
- * replace it). */
-export function alignBytecode(code) {
-  const walked = code.walked;
-  const original = code.instructions;
-  if (!walked) return original.map((_, o) => ({ walked: null, original: o, changed: false }));
-  const used = new Set(walked.map((w) => w.original).filter((o) => o != null));
-  const rows = [];
-  let next = 0;   // the first original not shown yet
-  walked.forEach((w, k) => {
-    const o = w.original;
-    if (o != null && o >= next) {
-      for (; next < o; next++) rows.push({ walked: null, original: next, changed: true });
-      rows.push({ walked: k, original: o, changed: !!w.changed });
-      next = o + 1;
-    } else if (o == null && next < original.length && !used.has(next)) {
-      rows.push({ walked: k, original: next, changed: true });   // a replacement
-      next += 1;
-    } else {
-      rows.push({ walked: k, original: null, changed: w.changed !== false });
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/** An element; string children become text nodes, never markup. */
+export function h(tag, props, ...children) {
+  const el = document.createElement(tag);
+  if (props) {
+    for (const [k, v] of Object.entries(props)) {
+      if (v == null || v === false) continue;
+      if (k === "class") el.className = v;
+      else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+      else el.setAttribute(k, v === true ? "" : String(v));
     }
-  });
-  for (; next < original.length; next++) rows.push({ walked: null, original: next, changed: true });
-  return rows;
+  }
+  for (const child of children.flat(Infinity)) {
+    if (child != null && child !== false) el.append(child);
+  }
+  return el;
 }
 
-/** One instruction as a line of a listing: `  4 >>   30 CALL                 1`. */
-export function instructionText(ins, showLine) {
-  const line = showLine && ins.lineno != null ? String(ins.lineno) : "";
-  const mark = ins.is_jump_target ? ">>" : "  ";
-  return `${line.padStart(4)} ${mark} ${String(ins.offset).padStart(4)} ${ins.opname.padEnd(20)} ${ins.argrepr || ""}`.trimEnd();
+/** An SVG element with its attributes; children as for `h`. */
+export function svgElement(tag, attrs, ...children) {
+  const el = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) el.setAttribute(k, String(v));
+  for (const child of children) if (child != null) el.append(child);
+  return el;
 }
 
-function listingLines(list) {   // line numbers only where they change, as dis prints them
-  let last = null;
-  return list.map((ins) => {
-    const show = ins.lineno != null && ins.lineno !== last;
-    if (ins.lineno != null) last = ins.lineno;
-    return instructionText(ins, show);
-  });
+export function code(text) {
+  return h("code", null, text);
 }
 
-function codeListing(code) {
-  return memo(code, "listing", () => {
-    const walked = walkedOf(code);
-    const at = new Map(walked.map((ins, k) => [ins.offset, k]));
+export function plural(n, word) {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+/** `a, b, c` with each item made by `make` (code by default). */
+export function commaList(items, make = code) {
+  return items.map((x, j) => [j ? ", " : "", make(x)]);
+}
+
+/** Where step s runs: its callers, then its own code (`f line 3 › g`). */
+export function crumbs(s) {
+  const parts = s.inline_stack.map(([name, line]) => `${name} line ${line}`);
+  return h("span", { class: "dl-crumbs" }, parts.map((p) => [p, " › "]), code(s.code_name));
+}
+
+// -- a pane: a title and a body, each replaced only when what it shows changed --------------
+
+export function pane(cls, title) {
+  const head = h("div", { class: "dl-title" }, title);
+  const body = h("div", { class: "dl-pane-body" });
+  const el = h("div", { class: `dl-pane ${cls}` }, head, body);
+  return { el, head, body, key: undefined };
+}
+
+/** Forget what a pane shows (another compile): its title and body are made again. */
+export function resetPane(p, { keepBody = false } = {}) {
+  p.key = p.titleKey = p.parts = undefined;
+  if (!keepBody) p.body.replaceChildren();
+}
+
+/** Replace a pane's title and body only when what they show changed. */
+export function fill(p, key, make) {
+  if (p.key === key) return;
+  p.key = key;
+  const [title, ...body] = make();
+  p.head.replaceChildren(...[title].flat(Infinity).filter((x) => x != null));
+  p.body.replaceChildren(...body.flat(Infinity).filter((x) => x != null));
+}
+
+/** A pane's title, replaced only when its text would change. */
+export function setTitle(p, key, make) {
+  if (p.titleKey === key) return;
+  p.titleKey = key;
+  p.key = undefined;
+  p.head.replaceChildren(...[make()].flat(Infinity).filter((x) => x != null));
+}
+
+/** The persistent element `name` of a pane's body (made once per compile). */
+export function part(p, name, make) {
+  p.parts = p.parts || {};
+  if (!p.parts[name]) p.parts[name] = make();
+  return p.parts[name];
+}
+
+/** What a pane says for a compile that recorded no steps. */
+export function noSteps(p, c, k, what) {
+  fill(p, `none${k}`, () => [what, h("div", { class: "dl-dim" },
+    `No steps were recorded for this compile: outcome ${c.outcome}${c.error ? ` (${c.error})` : ""}.`)]);
+}
+
+// -- keyed rows -----------------------------------------------------------------------------
+
+/** Make `parent`'s children the given rows, in order, keeping the element already there for
+ * each key: a row that stays keeps its layout, so a step costs what it changes, not what
+ * is shown. A row is {key, make() -> element, cls (its class attribute, kept up to date)}. */
+export function sync(parent, rows) {
+  const wanted = new Set(rows.map((r) => r.key));
+  const kept = new Map();
+  for (const el of [...parent.childNodes]) {
+    if (el.__dlKey !== undefined && wanted.has(el.__dlKey) && !kept.has(el.__dlKey)) kept.set(el.__dlKey, el);
+    else el.remove();
+  }
+  let at = parent.firstChild;
+  for (const row of rows) {
+    let el = kept.get(row.key);
+    if (!el) {
+      el = row.make();
+      el.__dlKey = row.key;
+    }
+    if (row.cls !== undefined && (el.getAttribute("class") || "") !== row.cls) el.setAttribute("class", row.cls);
+    if (el === at) at = at.nextSibling;
+    else parent.insertBefore(el, at);
+  }
+}
+
+/** A row that only says something (`… 3 line(s) above`): made again when its text changes. */
+export function textRow(cls, text) {
+  return { key: `${cls}:${text}`, make: () => h("span", { class: cls }, text) };
+}
+
+// ---- js/controls.js --------------------------------------------------------------------------
+
+// The controls: the compile selector, play / slider / previous / next, the jumps, and the
+// keys. They show where the viewer stands (`paint(view)`) and carry what they do as
+// `data-action`; the Viewer listens on its root and turns a click, a key, a choice of
+// compile or a move of the slider into a step.
+
+/** Key -> action (a letter in either case). */
+export const KEYS = {
+  ArrowRight: "forward", ArrowLeft: "back", Home: "first", End: "last",
+  l: "line", n: "node", g: "guard", b: "break", Backspace: "return", p: "predict", " ": "play",
+};
+
+/** What a key press on the viewer asks for: an action, {chip: n} (the n-th choice of the
+ * question, keys 1-9), or null. A key the viewer uses is kept from JupyterLab (an arrow
+ * would move its active cell); in the selector and the slider they are the element's. */
+export function keyPress(e, asking) {
+  if (e.ctrlKey || e.metaKey || e.altKey) return null;
+  const tag = e.target && e.target.tagName;
+  if (tag === "SELECT" || tag === "INPUT") {
+    if (e.key in KEYS || e.key.startsWith("Arrow")) e.stopPropagation();
+    return null;
+  }
+  const action = keyAction(e, asking);
+  if (action) {
+    e.preventDefault();
+    e.stopPropagation();
+  }
+  return action;
+}
+
+/** The action of a key, or null; in predict mode Enter reveals, S skips, 1-9 choose. */
+export function keyAction(e, asking) {
+  if (asking) {
+    if (e.key === "Enter") return "reveal";
+    if (e.key === "s" || e.key === "S") return "skip";
+    if (/^[1-9]$/.test(e.key)) return { chip: Number(e.key) };
+  }
+  return KEYS[e.key.length === 1 ? e.key.toLowerCase() : e.key] || null;
+}
+
+const BUTTONS = [   // [action, label, title, class]
+  ["first", "first", "first step (Home)", "dl-first"],
+  ["back", "back", "previous step (←)", "dl-back"],
+  ["play", "play", "play / pause (Space)", "dl-play"],
+  ["forward", "forward", "next step (→)", "dl-forward"],
+  ["last", "last", "last step (End)", "dl-last"],
+  ["line", "next line", "next step on another source line, stepping over calls (L)", "dl-next-line"],
+  ["node", "next node", "next step that adds a node to the FX graph (N)", "dl-next-node"],
+  ["guard", "next guard", "next step that installs a guard (G)", "dl-next-guard"],
+  ["break", "graph break", "the step where the graph break happened (B)", "dl-graph-break"],
+  ["return", "return", "return to where you were before the last jump (Backspace)", "dl-return"],
+  ["predict", "predict", "predict mode: before each step forward, say what the instruction will do (P)", "dl-predict-toggle"],
+  ["fit", "fit graph", "shrink the FX graph to the width of its pane", "dl-fit-graph"],
+];
+
+/** The controls of a recording: `bar` (the compile selector), `steps` and `jumps` (the two
+ * rows of buttons), and `paint(view)` with view {c, i, returnable, playing, predicting, fit}. */
+export function controls(rec, titles) {
+  const buttons = {};
+  for (const [action, label, title, cls] of BUTTONS) {
+    buttons[action] = h("button", { class: `dl-button ${cls}`, title, type: "button", "data-action": action }, label);
+  }
+  buttons.predict.setAttribute("aria-pressed", "false");
+  buttons.fit.setAttribute("aria-pressed", "false");
+  const selector = h("select", { class: "dl-compile", title: "the compile shown" },
+    rec.compiles.map((c, k) => h("option", { value: k }, compileTitle(titles, c, k))));
+  const slider = h("input", { class: "dl-slider", type: "range", min: 0, max: 0, value: 0, title: "step" });
+  const position = h("span", { class: "dl-position dl-stepno" });
+  const b = buttons;
+  const bar = h("div", { class: "dl-bar" }, selector);
+  const steps = h("div", { class: "dl-controls" }, b.first, b.back, b.play, b.forward, b.last, slider, position);
+  const jumps = h("div", { class: "dl-jumps" }, b.line, b.node, b.guard, b.break, b.return, b.predict, b.fit);
+
+  function selectCompile(c, k) {
+    selector.value = String(k);
+    slider.max = String(lastStep(c));
+    slider.disabled = !c.steps.length;
+  }
+
+  function paint(view) {
+    const play = view.playing ? "pause" : "play";
+    if (b.play.textContent !== play) b.play.textContent = play;
+    b.play.classList.toggle("dl-playing", !!view.playing);
+    b.predict.setAttribute("aria-pressed", String(!!view.predicting));
+    b.predict.classList.toggle("dl-on", !!view.predicting);
+    b.fit.setAttribute("aria-pressed", String(!!view.fit));
+    const { c, i } = view;
+    if (!c) return;
+    slider.value = String(i);
+    position.textContent = stepLabel(c, i);
+    const atEnd = i >= lastStep(c);
+    b.first.disabled = b.back.disabled = i <= 0;
+    b.forward.disabled = b.last.disabled = b.line.disabled = atEnd;
+    b.play.disabled = !c.steps.length;
+    b.node.disabled = nextNode(c, i) == null;
+    b.guard.disabled = nextGuard(c, i) == null;
+    b.break.disabled = breakStep(c) == null;
+    b.return.disabled = !view.returnable;
+  }
+
+  /** Nothing to control: a recording with no compiles. */
+  function disable() {
+    for (const el of [...Object.values(buttons), selector, slider]) el.disabled = true;
+    position.textContent = stepLabel(null, 0);
+  }
+
+  return { bar, steps, jumps, buttons, selector, slider, selectCompile, paint, disable };
+}
+
+// ---- js/provenance.js ------------------------------------------------------------------------
+
+// Provenance: where a link leads. A guard, a graph node, a tracker's source and a recompile
+// reason each lead to the step that made it; the note says so where the jump lands.
+
+/** Where a click on element `t` of compile k leads: {compile, step, flash, note} (the
+ * note as page content; `flash` marks what was followed), or null for no link. */
+export function linkTarget(rec, k, t) {
+  const c = rec.compiles[k];
+  const reason = t.closest("[data-reason]");
+  const guard = t.closest("[data-guard]");
+  const node = t.closest("[data-node]");
+  const source = t.closest("[data-source]");
+  if (reason) {
+    const target = recompileTarget(rec, k, c.recompile_reasons[Number(reason.dataset.reason)]);
+    if (!target) return null;
+    const was = rec.compiles[target.compile];
+    const g = target.guard != null ? was.guard_details[target.guard] : null;
     return {
-      walked: listingLines(walked), original: listingLines(code.instructions), at,
-      rows: code.walked && code.cleaned ? alignBytecode(code) : null,
+      compile: target.compile, step: target.step, flash: { guard: target.guard },
+      note: g ? ["This guard failed and caused the recompile: ", code(g.text)] :
+        "No guard of this compile reads like the recompile reason.",
     };
-  });
+  }
+  if (guard) {
+    const g = Number(guard.dataset.guard);
+    const to = guardStep(c, g);
+    if (to == null) return null;
+    return { compile: k, step: to, flash: { guard: g }, note: ["This step installed the guard ", code(c.guard_details[g].text)] };
+  }
+  if (node) {
+    const n = Number(node.dataset.node);
+    const to = nodeStep(c, n);
+    return { compile: k, step: to, flash: { node: n }, note: ["This step made the graph node ", code(nameAt(c.nodes[n], to))] };
+  }
+  if (source) {
+    const src = source.dataset.source;
+    const to = whereRead(c, src);
+    if (to == null) return null;
+    const s = c.steps[to];
+    return {
+      compile: k, step: to, flash: { source: src },
+      note: ["The source ", code(src), " was first read here, by ", code(instructionOf(s)),
+        s.lineno != null ? ` on line ${s.lineno}` : ""],
+    };
+  }
+  return null;
 }
 
-// -- predict mode --------------------------------------------------------------------------
+// ---- js/predict.js ---------------------------------------------------------------------------
+
+// Predict mode: before each step forward the learner says what the instruction will do,
+// then sees. `question` and `grade` are pure (node tests them); `PredictMode` holds the
+// question asked and the answer so far for the Viewer, and paints them.
+//
+// The choices carry what they choose as data-* attributes (`data-answer`, `data-kind`,
+// `data-effect`, `data-action`); the Viewer turns a click on one into the answer or the
+// step. Python reads the answers back (widgets' exercises, review_predictions) with the
+// same effects vocabulary: a test holds the two lists together.
 
 /** What an instruction can do besides pushing: [id, as a choice, as it is told after]. */
 export const EFFECTS = [
@@ -406,7 +643,7 @@ export function question(c, i) {
   kinds.sort();
   return {
     step: i + 1,
-    instruction: shown ? `${shown.opname} ${shown.argrepr || ""}`.trim() : "a call",
+    instruction: shown ? instructionOf(shown) : "a call",
     lineno: shown ? shown.lineno : null,
     code_name: shown ? shown.code_name : here.code_name,
     kinds, truth: { pushes, does },
@@ -422,18 +659,184 @@ export function grade(q, answer) {
     does.length === truth.length && does.every((d, k) => d === truth[k]);
 }
 
-// -- what each pane shows at a step: plain data, rendered below -----------------------------
+/** What predict mode keeps of an answer to q about compile c, as the `predictions` trait
+ * holds it; `chosen` is {pushes, does: a Set of effect ids}. */
+export function prediction(c, q, chosen) {
+  const answer = { pushes: chosen.pushes, does: EFFECTS.map((e) => e[0]).filter((d) => chosen.does.has(d)) };
+  return {
+    compile: c.compile_id, step: q.step, instruction: q.instruction, lineno: q.lineno,
+    answer, truth: q.truth, correct: grade(q, answer),
+  };
+}
+
+/** Predict mode's state and its box, owned by the Viewer: `ask` before a step forward,
+ * `choose` what a clicked choice carries, `settle` the answer when the step is taken. */
+export class PredictMode {
+  constructor() {
+    this.el = h("div", { class: "dl-predict", hidden: true });
+    this.on = false;
+    this.asking = null;    // the question asked, or null
+    this.answer = null;    // the answer so far: {pushes, does: a Set of effect ids}
+    this.verdict = null;   // about the last step taken: {q, answer, correct} or {q, skipped}
+  }
+
+  /** Before stepping forward from step i: whether to ask (a bookkeeping step is taken). */
+  ask(c, i) {
+    const q = question(c, i);
+    if (q && q.bookkeeping) this.verdict = { q, skipped: true };
+    if (!q || q.bookkeeping) return false;
+    this.asking = q;
+    this.answer = { pushes: null, does: new Set() };
+    this.verdict = null;
+    return true;
+  }
+
+  /** A choice: what the instruction pushes (one), or an effect (ticked or not). */
+  choose({ answer, kind, effect }) {
+    if (!this.asking) return;
+    if (answer === "pushes") this.answer.pushes = kind ?? null;
+    else if (this.answer.does.has(effect)) this.answer.does.delete(effect);
+    else this.answer.does.add(effect);
+  }
+
+  /** The answer to the question asked, as the `predictions` trait keeps it (null: none). */
+  settle(c) {
+    const q = this.asking;
+    if (!q) return null;
+    const record = prediction(c, q, this.answer);
+    this.verdict = { q, answer: record.answer, correct: record.correct };
+    return record;
+  }
+
+  /** The box: the score over `predictions` (every answer so far), the question, the verdict. */
+  paint(predictions) {
+    const el = this.el;
+    el.hidden = !this.on;
+    if (!this.on) return;
+    const right = predictions.filter((p) => p.correct).length;
+    const q = this.asking;
+    const out = [h("div", { class: "dl-predict-head" }, h("b", null, "Predict"),
+      h("span", { class: "dl-score dl-dim" }, ` · ${right} of ${predictions.length} right`),
+      q ? null : h("span", { class: "dl-dim" }, " · press forward (→) to be asked about the next instruction"))];
+    if (q) out.push(...asked(q, this.answer));
+    const v = this.verdict;
+    if (v && v.skipped && !q) {
+      out.push(h("div", { class: "dl-verdict dl-dim" }, code(v.q.instruction),
+        ": bookkeeping that changed nothing here, taken without asking."));
+    } else if (v && !q) {
+      const truth = [v.q.truth.pushes ? ["pushed ", code(v.q.truth.pushes)] : "pushed nothing"];
+      for (const [id, , told] of EFFECTS) if (v.q.truth.does.includes(id)) truth.push(told);
+      out.push(h("div", { class: `dl-verdict ${v.correct ? "dl-right" : "dl-wrong"}` },
+        v.correct ? "Right: " : "Not quite. It ", truth.flatMap((t, j) => (j ? [", ", t] : [t])), "."));
+    }
+    el.replaceChildren(...out);
+  }
+}
+
+/** The question and its choices, numbered for the keys 1-9 in the order shown. */
+function asked(q, answer) {
+  let n = 0;
+  const chip = (label, pressed, data) => {
+    n += 1;
+    return h("button", { class: "dl-chip", type: "button", "aria-pressed": String(pressed), title: `key ${n}`, ...data },
+      h("span", { class: "dl-key" }, String(n)), label);
+  };
+  const pushes = [null, ...q.kinds].map((kind) => chip(kind ?? "nothing", answer.pushes === kind,
+    { "data-answer": "pushes", "data-kind": kind }));
+  const does = EFFECTS.map(([id, label]) => chip(label, answer.does.has(id), { "data-answer": "does", "data-effect": id }));
+  return [
+    h("div", { class: "dl-question" }, "Next: ", code(q.instruction),
+      q.lineno != null ? ` on line ${q.lineno}` : "", " in ", code(q.code_name), ". What will it do?"),
+    h("div", { class: "dl-choices" }, h("span", { class: "dl-dim" }, "It pushes: "), pushes),
+    h("div", { class: "dl-choices" }, h("span", { class: "dl-dim" }, "It also (tick all that apply): "), does),
+    h("div", { class: "dl-choices" },
+      h("button", { class: "dl-button dl-reveal", type: "button", title: "check your answer and take the step (Enter)", "data-action": "reveal" }, "reveal"),
+      h("button", { class: "dl-button dl-skip", type: "button", title: "take the step without answering (S)", "data-action": "skip" }, "skip")),
+  ];
+}
+
+// ---- js/panes/summary.js ---------------------------------------------------------------------
+
+// What stays while stepping: the recording's header (how much it holds, what ended it)
+// and the summary of the compile shown (its facts, why it was recompiled, restarted or
+// broke). The recompile reason's link carries `data-reason`, the break's `data-action`.
+
+/** The recording's header: compiles, steps, graph breaks, torch; what ended or capped it. */
+export function recordingHeader(rec) {
+  const facts = [`${rec.compiles.length} compile(s)`, `${stepCount(rec)} steps`];
+  if (rec.counters && rec.counters.graph_breaks != null) facts.push(`${rec.counters.graph_breaks} graph break(s)`);
+  if (rec.torch_version) facts.push(`torch ${rec.torch_version}`);
+  const out = [h("div", { class: "dl-head" }, h("b", null, "Recording"), h("span", { class: "dl-dim" }, ` · ${facts.join(" · ")}`))];
+  if (rec.ended_by) {
+    out.push(h("div", { class: "dl-banner dl-error" }, "Ended by the exception ", code(rec.ended_by),
+      ": what was recorded until then is shown."));
+  }
+  if (rec.truncated) {
+    out.push(h("div", { class: "dl-banner" }, `The step cap (max_steps=${rec.max_steps}) was reached: later steps were not stored. Record again with a larger cap to see them.`));
+  }
+  for (const e of rec.events || []) {
+    if (["cache_limit", "error", "recorder_error"].includes(e.kind)) {
+      out.push(h("div", { class: "dl-banner dl-error" }, `${e.kind}: `, e.compile_id ? `[${e.compile_id}] ` : "", e.message));
+    }
+  }
+  if (rec.schema > 2) {
+    out.push(h("div", { class: "dl-banner" }, `This recording uses schema ${rec.schema}; this viewer knows schemas 1 and 2: some of it may not show. Update dynamo-lab.`));
+  }
+  return h("div", { class: "dl-header" }, out);
+}
+
+/** The compile's summary, made once per compile: selectCompile({rec, titles, c, k}). */
+export function compileSummary(rec) {
+  const el = h("div", { class: "dl-summary" });
+  if (!rec.compiles.length) el.append(h("div", { class: "dl-banner" }, "Nothing was compiled while recording."));
+
+  function selectCompile({ titles, c, k }) {
+    const name = c.filename.split("/").pop();
+    const facts = [`${name}:${c.firstlineno}`, `outcome: ${c.outcome}`, `${c.steps.length} steps`,
+      `${c.nodes.filter((n) => n.in_graph).length} graph nodes`, `${c.guard_details.length} guards`];
+    const out = [h("div", { class: "dl-head" }, h("b", null, compileTitle(titles, c, k)), h("span", { class: "dl-dim" }, ` · ${facts.join(" · ")}`))];
+    c.recompile_reasons.forEach((reason, r) => {
+      const target = recompileTarget(rec, k, reason);
+      out.push(h("div", { class: "dl-banner" }, "Recompiled because a guard failed: ", reason,
+        target ? h("button", {
+          class: "dl-link dl-recompile", type: "button", "data-reason": r,
+          title: `go to the guard that failed, in [${rec.compiles[target.compile].compile_id}]`,
+        }, "show the guard that failed") : null));
+    });
+    const gb = c.graph_break;
+    if (gb) {
+      const at = breakStep(c);
+      out.push(h("div", { class: "dl-banner dl-error" }, `Graph break${gb.lineno != null ? ` at line ${gb.lineno}` : ""}`,
+        gb.line ? [": ", code(gb.line)] : "", " — ", gb.reason,
+        at != null ? h("button", { class: "dl-link dl-break-link", type: "button", "data-action": "break", title: `go to step ${at}, where it broke (B)` }, "go to the break") : null));
+    }
+    if (c.restart_reason) out.push(h("div", { class: "dl-banner" }, `Restarted: ${c.restart_reason}`));
+    if (c.error) out.push(h("div", { class: "dl-banner dl-error" }, `${c.outcome}: ${c.error}`));
+    if (c.truncated) {
+      out.push(h("div", { class: "dl-banner" }, "Truncated: the step cap was reached during this compile, so its later steps are missing."));
+    }
+    el.replaceChildren(...out);
+  }
+
+  return { el, selectCompile, paint() {} };
+}
+
+// ---- js/panes/caption.js ---------------------------------------------------------------------
+
+// The caption under the controls: what step i is and what it did (the line, the
+// instruction, the nodes and guards it added), a graph break or step cap met there, and
+// the note a jump leaves (where it came from, and that return goes back).
 
 /** The caption's facts about step i (null for a compile with no steps). */
 export function stepSummary(c, i) {
   const s = c.steps[i];
   if (!s) return null;
   return {
-    label: `step ${i} / ${lastStep(c)}`,
+    label: stepLabel(c, i),
     lineno: s.lineno,
     code_name: s.code_name,
     inlinedFrom: s.inline_stack.length ? s.inline_stack[s.inline_stack.length - 1][0] : null,
-    instruction: `${s.opname} ${s.argrepr || ""}`.trimEnd(),
+    instruction: instructionOf(s),
     nodes: s.nodes_added,
     guards: s.guards_added.length,
     guardKinds: [...new Set(s.guards_added.map((g) => c.guard_details[g].kind))].sort(),
@@ -441,6 +844,60 @@ export function stepSummary(c, i) {
     capped: !!c.truncated && i === c.steps.length - 1,
   };
 }
+
+/** What Dynamo does at the graph break, said where it happens. */
+function breakBanner(c) {
+  const gb = c.graph_break;
+  const out = [h("b", null, "Graph break here:"), " ", gb.reason];
+  if (gb.explanation) out.push(` — ${gb.explanation}`);
+  if (c.outcome === "restarted") {
+    out.push(" Dynamo abandons this attempt and traces the frame again (the next attempt), this time stopping before this instruction.");
+  } else if (c.resume_functions.length) {
+    out.push(" Dynamo compiles the graph built so far, runs this instruction in plain Python and continues in a resume function: ",
+      commaList(c.resume_functions.map((r) => r.code_name)), ".");
+  }
+  return h("div", { class: "dl-banner dl-error" }, out);
+}
+
+/** The caption. view: {c, i, note (what a jump said, or null), returnable}. */
+export function captionPane() {
+  const el = h("div", { class: "dl-caption-bar" });
+
+  function paint({ c, i, note, returnable }) {
+    const d = stepSummary(c, i);
+    const out = [];
+    if (!d) {
+      out.push(h("div", { class: "dl-caption" }, h("span", { class: "dl-stepno" }, stepLabel(c, i)), " · no steps"));
+    } else {
+      const did = [];
+      if (d.nodes.length) did.push([`added graph node${d.nodes.length > 1 ? "s" : ""} `, commaList(d.nodes)]);
+      if (d.guards) did.push(`installed ${plural(d.guards, "guard")} (${d.guardKinds.join(", ")})`);
+      out.push(h("div", { class: "dl-caption" },
+        h("span", { class: "dl-stepno" }, d.label),
+        ` · ${d.lineno != null ? `line ${d.lineno}` : "line ?"} in `, code(d.code_name),
+        d.inlinedFrom != null ? ` (inlined from ${d.inlinedFrom})` : "", " · ", code(d.instruction),
+        did.length ? [" → ", did.map((x, j) => [j ? "; " : "", x])] : ""));
+      if (d.breaks) out.push(breakBanner(c));
+      if (d.capped) {
+        out.push(h("div", { class: "dl-banner" }, "The step cap was reached here: Dynamo went on, but its later steps were not stored."));
+      }
+    }
+    if (note) {
+      out.push(h("div", { class: "dl-note" }, "↪ ", note,
+        returnable ? h("span", { class: "dl-dim" }, " · return (Backspace) goes back") : ""));
+    }
+    el.replaceChildren(...out);
+  }
+
+  return { el, selectCompile() {}, paint };
+}
+
+// ---- js/panes/source.js ----------------------------------------------------------------------
+
+// The source pane: the code running at the step, the current line marked, and the line of
+// the graph break once the break has happened; a long source shows a window around it.
+
+export const SOURCE_WINDOW = 40;     // longer sources show this many lines around the current one
 
 /** The source of the code running at step i: a window of rows around the current line,
  * the line of the graph break marked once the break has happened. */
@@ -465,6 +922,114 @@ export function sourceView(c, i) {
   }
   return { rows, above: first, below: lines.length - last };
 }
+
+/** The pane. view: {c, k, i}. */
+export function sourcePane() {
+  const p = pane("dl-source", "Source");
+
+  function paint({ c, k, i }) {
+    const s = c.steps[i];
+    if (!s) return noSteps(p, c, k, "Source");
+    const view = sourceView(c, i);
+    setTitle(p, JSON.stringify([s.code, s.inline_stack]), () => ["Source · ", crumbs(s)]);
+    if (view.missing) {
+      sync(p.body, [{ key: `missing:${s.code}`, make: () => h("div", { class: "dl-dim" }, `Source not available (${view.missing}).`) }]);
+      return;
+    }
+    const pre = part(p, "pre", () => h("pre", { class: "dl-code" }));
+    sync(p.body, [{ key: "pre", make: () => pre }]);
+    sync(pre, [
+      view.above ? textRow("dl-more", `… ${view.above} line(s) above`) : null,
+      ...view.rows.map((r) => ({
+        key: `${s.code}:${r.lineno}`,
+        cls: `dl-row${r.broke ? " dl-break" : ""}${r.current ? " dl-current" : ""}`,
+        make: () => h("span", { "data-line": r.lineno },
+          `${String(r.lineno).padStart(4)} `, h("span", { class: "dl-mark" }), " ", r.text),
+      })),
+      view.below ? textRow("dl-more", `… ${view.below} line(s) below`) : null,
+    ].filter(Boolean));
+  }
+
+  return { el: p.el, selectCompile: () => resetPane(p), paint };
+}
+
+// ---- js/bytecode.js --------------------------------------------------------------------------
+
+// Bytecode as the viewer lists it: the instructions Dynamo walks (its cleaned copy) beside
+// the original `dis`, aligned row by row, and one instruction as a line of a listing.
+// Pure functions (no DOM).
+
+/** The instructions Dynamo walks (schema 2's `walked`; the original `dis` before it). */
+export function walkedOf(code) {
+  return code.walked || code.instructions;
+}
+
+/** Original and walked bytecode side by side: rows of {walked, original} indices (either
+ * may be null: an instruction Dynamo inserted, or one it removed) and whether Dynamo
+ * changed the row. Rows follow the walked order; a removed original sits where it was,
+ * beside the first instruction Dynamo inserted in its place if there is one
+ * (POP_JUMP_IF_NOT_NONE beside the LOAD_CONST None; IS_OP; POP_JUMP_IF_TRUE that
+ * replace it). */
+export function alignBytecode(code) {
+  const walked = code.walked;
+  const original = code.instructions;
+  if (!walked) return original.map((_, o) => ({ walked: null, original: o, changed: false }));
+  const used = new Set(walked.map((w) => w.original).filter((o) => o != null));
+  const rows = [];
+  let next = 0;   // the first original not shown yet
+  walked.forEach((w, k) => {
+    const o = w.original;
+    if (o != null && o >= next) {
+      for (; next < o; next++) rows.push({ walked: null, original: next, changed: true });
+      rows.push({ walked: k, original: o, changed: !!w.changed });
+      next = o + 1;
+    } else if (o == null && next < original.length && !used.has(next)) {
+      rows.push({ walked: k, original: next, changed: true });   // a replacement
+      next += 1;
+    } else {
+      rows.push({ walked: k, original: null, changed: w.changed !== false });
+    }
+  });
+  for (; next < original.length; next++) rows.push({ walked: null, original: next, changed: true });
+  return rows;
+}
+
+/** One instruction as a line of a listing: `  4 >>   30 CALL                 1`. */
+export function instructionText(ins, showLine) {
+  const line = showLine && ins.lineno != null ? String(ins.lineno) : "";
+  const mark = ins.is_jump_target ? ">>" : "  ";
+  return `${line.padStart(4)} ${mark} ${String(ins.offset).padStart(4)} ${ins.opname.padEnd(20)} ${ins.argrepr || ""}`.trimEnd();
+}
+
+function listingLines(list) {   // line numbers only where they change, as dis prints them
+  let last = null;
+  return list.map((ins) => {
+    const show = ins.lineno != null && ins.lineno !== last;
+    if (ins.lineno != null) last = ins.lineno;
+    return instructionText(ins, show);
+  });
+}
+
+/** A code's listings, made once: the walked and original lines, the walked index of each
+ * offset, and the aligned rows where Dynamo cleaned the code. */
+export function codeListing(code) {
+  return memo(code, "listing", () => {
+    const walked = walkedOf(code);
+    const at = new Map(walked.map((ins, k) => [ins.offset, k]));
+    return {
+      walked: listingLines(walked), original: listingLines(code.instructions), at,
+      rows: code.walked && code.cleaned ? alignBytecode(code) : null,
+    };
+  });
+}
+
+// ---- js/panes/bytecode.js --------------------------------------------------------------------
+
+// The bytecode pane: the code running at the step as Dynamo walks it, the current
+// instruction marked; where Dynamo cleaned it, the original `dis` beside it, row by row.
+
+export const BYTECODE_BEFORE = 8;    // instructions shown above the current one
+export const BYTECODE_AFTER = 16;    // ... and below it
 
 /** The bytecode of the code running at step i, as Dynamo walks it, the current
  * instruction marked; where Dynamo cleaned it, the original `dis` beside it, aligned. */
@@ -498,816 +1063,24 @@ export function bytecodeView(c, i) {
   return { offset: s.offset, aligned: !!aligned, rows, above: first, below: count - last };
 }
 
-/** The stack (top first) and the symbolic locals after step i, what changed marked. */
-export function stackView(c, i) {
-  const s = c.steps[i];
-  if (!s) return null;
-  const ch = stackChange(c, i);
-  const stack = [];
-  for (let pos = s.stack.length - 1; pos >= 0; pos--) {
-    stack.push({ v: c.vars[s.stack[pos]], isNew: !ch.first && pos >= ch.kept });
-  }
-  const j = frameLinks(c)[i];
-  const then = j == null ? null : c.steps[j].locals;
-  const locals = Object.entries(s.locals).map(([name, id]) =>
-    ({ name, v: c.vars[id], isNew: !!then && then[name] !== id }));
-  if (then) {
-    for (const name of Object.keys(then)) if (!(name in s.locals)) locals.push({ name, gone: true });
-  }
-  return { stack, locals, ...ch };
-}
+/** The pane. view: {c, k, i}. */
+export function bytecodePane() {
+  const p = pane("dl-bytecode", "Bytecode");
+  let offsetEl = null;   // the title's `· offset N`, updated in place
 
-/** The guards listed at step i: the ambient ones (folded), how many earlier ones are only
- * counted, the recent ones the code installed, and at the last step those added after. */
-export function guardsView(c, i) {
-  const groups = guardGroups(c);
-  const n = guardsAt(c, i);
-  const atEnd = !c.steps.length || i === lastStep(c);
-  const installed = groups.stepped.slice(0, n);
-  const shown = installed.slice(-RECENT_GUARDS);
-  return {
-    ambient: groups.ambient,
-    earlier: installed.length - shown.length,
-    shown: shown.map((k) => ({ k, isNew: c.steps.length > 0 && c.guard_details[k].step === i })),
-    after: atEnd ? groups.after : [],
-    total: groups.ambient.length + n + (atEnd ? groups.after.length : 0),
-  };
-}
-
-/** How much of the graph exists at step i and which nodes this step added. */
-export function graphView(c, i) {
-  const shown = nodesAt(c, i);
-  const before = c.steps.length && i > 0 ? nodesAt(c, i - 1) : 0;
-  const fresh = c.steps.length ? nodeOrder(c).order.slice(before, shown) : [];
-  return { shown, total: c.nodes.length, fresh, names: fresh.map((k) => nameAt(c.nodes[k], i)) };
-}
-
-// -- the page ------------------------------------------------------------------------------
-
-/** An element; string children become text nodes, never markup. */
-function h(tag, props, ...children) {
-  const el = document.createElement(tag);
-  if (props) {
-    for (const [k, v] of Object.entries(props)) {
-      if (v == null || v === false) continue;
-      if (k === "class") el.className = v;
-      else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
-      else el.setAttribute(k, v === true ? "" : String(v));
-    }
-  }
-  for (const child of children.flat(Infinity)) {
-    if (child != null && child !== false) el.append(child);
-  }
-  return el;
-}
-
-const SVG = "http://www.w3.org/2000/svg";
-
-function s(tag, attrs, ...children) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs || {})) el.setAttribute(k, String(v));
-  for (const child of children) if (child != null) el.append(child);
-  return el;
-}
-
-function code(text) {
-  return h("code", null, text);
-}
-
-function plural(n, word) {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
-}
-
-function pane(cls, title) {
-  const head = h("div", { class: "dl-title" }, title);
-  const body = h("div", { class: "dl-pane-body" });
-  const el = h("div", { class: `dl-pane ${cls}` }, head, body);
-  return { el, head, body, key: undefined };
-}
-
-/** Replace a pane's title and body only when what they show changed. */
-function fill(p, key, make) {
-  if (p.key === key) return;
-  p.key = key;
-  const [title, ...body] = make();
-  p.head.replaceChildren(...[title].flat(Infinity).filter((x) => x != null));
-  p.body.replaceChildren(...body.flat(Infinity).filter((x) => x != null));
-}
-
-/** Make `parent`'s children the given rows, in order, keeping the element already there for
- * each key: a row that stays keeps its layout, so a step costs what it changes, not what
- * is shown. A row is {key, make() -> element, cls (its class attribute, kept up to date)}. */
-function sync(parent, rows) {
-  const wanted = new Set(rows.map((r) => r.key));
-  const kept = new Map();
-  for (const el of [...parent.childNodes]) {
-    if (el.__dlKey !== undefined && wanted.has(el.__dlKey) && !kept.has(el.__dlKey)) kept.set(el.__dlKey, el);
-    else el.remove();
-  }
-  let at = parent.firstChild;
-  for (const row of rows) {
-    let el = kept.get(row.key);
-    if (!el) {
-      el = row.make();
-      el.__dlKey = row.key;
-    }
-    if (row.cls !== undefined && (el.getAttribute("class") || "") !== row.cls) el.setAttribute("class", row.cls);
-    if (el === at) at = at.nextSibling;
-    else parent.insertBefore(el, at);
-  }
-}
-
-/** A row that only says something (`… 3 line(s) above`): made again when its text changes. */
-function textRow(cls, text) {
-  return { key: `${cls}:${text}`, make: () => h("span", { class: cls }, text) };
-}
-
-const KEYS = {
-  ArrowRight: "forward", ArrowLeft: "back", Home: "first", End: "last",
-  l: "line", n: "node", g: "guard", b: "break", Backspace: "return", p: "predict", " ": "play",
-};
-
-class Viewer {
-  constructor(model, el) {
-    this.model = model;
-    this.el = el;
-    this.k = 0;
-    this.i = 0;
-    this.history = [];
-    this.asking = null;
-    this.verdict = null;
-    this.note = null;
-    this.flash = null;
-    this.timers = new Set();
-    this.root = h("div", { class: "dl-viewer", tabindex: 0 },
-      h("div", { class: "dl-loading dl-dim" }, "Loading the recording…"));
-    el.replaceChildren(this.root);
-    this.listeners = [];
-    this.listen("change:step", () => this.fromModel());
-    this.listen("change:compile", () => this.fromModel());
-    this.listen("change:predict", () => this.setPredict(!!model.get("predict"), false));
-    this.listen("change:predictions", () => this.paintPredict());
-    this.ready = this.load();
-  }
-
-  listen(name, cb) {
-    this.model.on(name, cb);
-    this.listeners.push([name, cb]);
-  }
-
-  destroy() {
-    for (const [name, cb] of this.listeners) this.model.off(name, cb);
-    this.stopPlay();
-    for (const t of this.timers) clearTimeout(t);
-    this.dead = true;
-  }
-
-  async load() {
-    try {
-      const [rec, graphs] = await Promise.all([decode(this.model.get("data")),
-        this.model.get("graphs") ? decode(this.model.get("graphs")) : []]);
-      if (this.dead) return;
-      this.rec = rec;
-      this.graphs = graphs;
-      this.build();
-      this.fromModel(true);
-      this.root.dataset.ready = "1";
-      // When the first frame with the viewer in it has been painted (wall-clock ms), for
-      // tests and benchmarks: the timeout runs once the frame after this callback is done.
-      requestAnimationFrame(() => setTimeout(() => {
-        this.root.__dlFirstPaint = performance.timeOrigin + performance.now();
-      }, 0));
-    } catch (e) {
-      this.root.replaceChildren(h("div", { class: "dl-banner dl-error" },
-        `The recording could not be read (${e && e.message ? e.message : e}): run the cell again.`));
-      throw e;
-    }
-  }
-
-  get c() {
-    return this.rec.compiles[this.k];
-  }
-
-  // -- building, once -----------------------------------------------------------------------
-
-  build() {
-    const rec = this.rec;
-    const button = (text, title, cls, action) =>
-      h("button", { class: `dl-button ${cls}`, title, type: "button", onclick: () => this.act(action) }, text);
-    this.buttons = {
-      first: button("first", "first step (Home)", "dl-first", "first"),
-      back: button("back", "previous step (←)", "dl-back", "back"),
-      play: button("play", "play / pause (Space)", "dl-play", "play"),
-      forward: button("forward", "next step (→)", "dl-forward", "forward"),
-      last: button("last", "last step (End)", "dl-last", "last"),
-      line: button("next line", "next step on another source line, stepping over calls (L)", "dl-next-line", "line"),
-      node: button("next node", "next step that adds a node to the FX graph (N)", "dl-next-node", "node"),
-      guard: button("next guard", "next step that installs a guard (G)", "dl-next-guard", "guard"),
-      break: button("graph break", "the step where the graph break happened (B)", "dl-graph-break", "break"),
-      return: button("return", "return to where you were before the last jump (Backspace)", "dl-return", "return"),
-      predict: button("predict", "predict mode: before each step forward, say what the instruction will do (P)", "dl-predict-toggle", "predict"),
-      fit: button("fit graph", "shrink the FX graph to the width of its pane", "dl-fit-graph", "fit"),
-    };
-    this.buttons.predict.setAttribute("aria-pressed", "false");
-    this.buttons.fit.setAttribute("aria-pressed", "false");
-    this.selector = h("select", { class: "dl-compile", title: "the compile shown" });
-    const titles = this.model.get("titles") || [];
-    rec.compiles.forEach((c, k) => this.selector.append(h("option", { value: k }, titles[k] || `[${c.compile_id}] ${c.code_name}`)));
-    this.selector.addEventListener("change", () => this.go(Number(this.selector.value), 0));
-    this.slider = h("input", { class: "dl-slider", type: "range", min: 0, max: 0, value: 0, title: "step" });
-    this.slider.addEventListener("input", () => this.go(this.k, Number(this.slider.value)));
-    this.position = h("span", { class: "dl-position dl-stepno" });
-    this.summary = h("div", { class: "dl-summary" });
-    this.caption = h("div", { class: "dl-caption-bar" });
-    this.predictBox = h("div", { class: "dl-predict", hidden: true });
-    this.panes = {
-      source: pane("dl-source", "Source"),
-      bytecode: pane("dl-bytecode", "Bytecode"),
-      stack: pane("dl-stack", "Stack"),
-      graph: pane("dl-graph", "FX graph"),
-      guards: pane("dl-guards", "Guards"),
-    };
-    this.drawing = h("div", { class: "dl-drawing" });
-    this.graphText = h("div", { class: "dl-graph-text" });
-    this.graphCode = h("details", { class: "dl-graph-code" });
-    this.graphCode.addEventListener("toggle", () => this.paintGraphCode());
-    this.panes.graph.body.replaceChildren(this.drawing, this.graphText, this.graphCode);
-    this.original = pane("dl-original", "Original bytecode");
-    this.rewritten = pane("dl-rewritten", "Rewritten bytecode");
-    this.guardTree = pane("dl-guard-tree", "Guard tree");
-    this.compare = h("details", { class: "dl-details dl-compare" },
-      h("summary", null, "Bytecode: original and rewritten"),
-      h("div", { class: "dl-grid" }, this.original.el, this.rewritten.el));
-    this.tree = h("details", { class: "dl-details" }, h("summary", null, "Guard tree"), this.guardTree.el);
-    this.compare.addEventListener("toggle", () => this.paintDetails());
-    this.tree.addEventListener("toggle", () => this.paintDetails());
-
-    const b = this.buttons;
-    this.root.replaceChildren(
-      h("div", { class: "dl-header" }, this.header()),
-      h("div", { class: "dl-bar" }, this.selector),
-      this.summary,
-      h("div", { class: "dl-controls" }, b.first, b.back, b.play, b.forward, b.last, this.slider, this.position),
-      h("div", { class: "dl-jumps" }, b.line, b.node, b.guard, b.break, b.return, b.predict, b.fit),
-      this.predictBox,
-      this.caption,
-      h("div", { class: "dl-grid dl-panes" },
-        h("div", { class: "dl-column" }, this.panes.source.el, this.panes.bytecode.el),
-        this.panes.stack.el, this.panes.graph.el, this.panes.guards.el),
-      this.compare, this.tree);
-    this.root.addEventListener("keydown", (e) => this.key(e));
-    this.root.addEventListener("click", (e) => this.link(e));
-    if (!rec.compiles.length) {
-      this.summary.replaceChildren(h("div", { class: "dl-banner" }, "Nothing was compiled while recording."));
-      for (const el of [...Object.values(b), this.selector, this.slider]) el.disabled = true;
-      this.position.textContent = "step 0 / 0";
-    }
-    this.setPredict(!!this.model.get("predict"), false);
-  }
-
-  header() {
-    const r = this.rec;
-    const steps = r.compiles.reduce((n, c) => n + c.steps.length, 0);
-    const facts = [`${r.compiles.length} compile(s)`, `${steps} steps`];
-    if (r.counters && r.counters.graph_breaks != null) facts.push(`${r.counters.graph_breaks} graph break(s)`);
-    if (r.torch_version) facts.push(`torch ${r.torch_version}`);
-    const out = [h("div", { class: "dl-head" }, h("b", null, "Recording"), h("span", { class: "dl-dim" }, ` · ${facts.join(" · ")}`))];
-    if (r.ended_by) {
-      out.push(h("div", { class: "dl-banner dl-error" }, "Ended by the exception ", code(r.ended_by),
-        ": what was recorded until then is shown."));
-    }
-    if (r.truncated) {
-      out.push(h("div", { class: "dl-banner" }, `The step cap (max_steps=${r.max_steps}) was reached: later steps were not stored. Record again with a larger cap to see them.`));
-    }
-    for (const e of r.events || []) {
-      if (["cache_limit", "error", "recorder_error"].includes(e.kind)) {
-        out.push(h("div", { class: "dl-banner dl-error" }, `${e.kind}: `, e.compile_id ? `[${e.compile_id}] ` : "", e.message));
-      }
-    }
-    if (r.schema > 2) {
-      out.push(h("div", { class: "dl-banner" }, `This recording uses schema ${r.schema}; this viewer knows schemas 1 and 2: some of it may not show. Update dynamo-lab.`));
-    }
-    return out;
-  }
-
-  // -- per compile ---------------------------------------------------------------------------
-
-  selectCompile(k) {
-    this.k = k;
-    const c = this.c;
-    this.selector.value = String(k);
-    this.slider.max = String(lastStep(c));
-    this.slider.disabled = !c.steps.length;
-    for (const p of Object.values(this.panes)) {
-      p.key = p.titleKey = p.parts = undefined;
-      if (p !== this.panes.graph) p.body.replaceChildren();
-    }
-    this.paintSummary();
-    this.buildDrawing();
-    this.graphCode.replaceChildren(h("summary", null, "the graph's Python code"));
-    this.graphCode.hidden = !c.graph_code;
-    this.graphCode.dataset.compile = "";
-    if (this.graphCode.open) this.paintGraphCode();
-    this.paintDetails();
-  }
-
-  paintSummary() {
-    const c = this.c;
-    const name = c.filename.split("/").pop();
-    const facts = [`${name}:${c.firstlineno}`, `outcome: ${c.outcome}`, `${c.steps.length} steps`,
-      `${c.nodes.filter((n) => n.in_graph).length} graph nodes`, `${c.guard_details.length} guards`];
-    const title = (this.model.get("titles") || [])[this.k] || `[${c.compile_id}] ${c.code_name}`;
-    const out = [h("div", { class: "dl-head" }, h("b", null, title), h("span", { class: "dl-dim" }, ` · ${facts.join(" · ")}`))];
-    c.recompile_reasons.forEach((reason, r) => {
-      const target = recompileTarget(this.rec, this.k, reason);
-      out.push(h("div", { class: "dl-banner" }, "Recompiled because a guard failed: ", reason,
-        target ? h("button", {
-          class: "dl-link dl-recompile", type: "button", "data-reason": r,
-          title: `go to the guard that failed, in [${this.rec.compiles[target.compile].compile_id}]`,
-        }, "show the guard that failed") : null));
-    });
-    const gb = c.graph_break;
-    if (gb) {
-      const at = breakStep(c);
-      out.push(h("div", { class: "dl-banner dl-error" }, `Graph break${gb.lineno != null ? ` at line ${gb.lineno}` : ""}`,
-        gb.line ? [": ", code(gb.line)] : "", " — ", gb.reason,
-        at != null ? h("button", { class: "dl-link dl-break-link", type: "button", title: `go to step ${at}, where it broke (B)` }, "go to the break") : null));
-    }
-    if (c.restart_reason) out.push(h("div", { class: "dl-banner" }, `Restarted: ${c.restart_reason}`));
-    if (c.error) out.push(h("div", { class: "dl-banner dl-error" }, `${c.outcome}: ${c.error}`));
-    if (c.truncated) {
-      out.push(h("div", { class: "dl-banner" }, "Truncated: the step cap was reached during this compile, so its later steps are missing."));
-    }
-    this.summary.replaceChildren(...out);
-  }
-
-  buildDrawing() {
-    const c = this.c;
-    const g = this.graphs[this.k] || {};
-    this.shown = 0;
-    this.drawn = null;
-    this.drawing.replaceChildren();
-    this.drawing.hidden = !!g.error || !g.nodes || !c.nodes.length;
-    this.graphText.hidden = !this.drawing.hidden;
-    if (this.drawing.hidden) return;
-    const { rank } = nodeOrder(c);
-    const nodeEls = new Array(c.nodes.length);
-    const outlines = new Array(c.nodes.length);
-    const renamed = [];
-    const edgesAt = c.nodes.map(() => []);
-    const svg = s("svg", {
-      viewBox: `0 0 ${g.width} ${g.height}`, width: `${g.width}pt`, height: `${g.height}pt`,
-      role: "img", "aria-label": "the FX graph",
-    });
-    const edges = s("g", { class: "dl-edges" });
-    for (const e of g.edges) {
-      const el = s("g", { class: "edge" }, s("path", { d: e.path, fill: "none" }),
-        e.arrow ? s("polygon", { points: e.arrow }) : null);
-      el.style.display = "none";
-      edgesAt[Math.max(rank[e.tail], rank[e.head])].push(el);
-      edges.append(el);
-    }
-    const nodes = s("g", { class: "dl-nodes" });
-    for (const n of g.nodes) {
-      const node = c.nodes[n.node];
-      const [kind, ...geo] = n.shape;
-      let outline = null;
-      if (kind === "ellipse") outline = s("ellipse", { cx: geo[0], cy: geo[1], rx: geo[2], ry: geo[3] });
-      else if (kind === "path") outline = s("path", { d: geo[0] });
-      else if (kind === "polygon") outline = s("polygon", { points: geo[0] });
-      const el = s("g", { class: `node dl-op-${node.op}${node.in_graph ? "" : " dl-dropped"}`, "data-node": n.node });
-      const tip = s("title");
-      const renamedAt = node.renamed_at != null && node.created_name && node.created_name !== node.name ?
-        ` (named ${node.created_name} until step ${node.renamed_at})` : "";
-      tip.textContent = `${node.name} = ${node.op}[${node.target}](${node.args})${renamedAt}` +
-        (node.in_graph ? "" : " (not in the final graph)") + ` · made at step ${nodeStep(c, n.node)}: click to go there`;
-      el.append(tip);
-      if (outline) el.append(outline);
-      n.text.forEach(([x, y], line) => {
-        const t = s("text", { x, y, "text-anchor": "middle" });
-        t.textContent = n.lines[line] ?? "";
-        el.append(t);
-        if (line === 0 && node.renamed_at != null && node.created_name && node.created_name !== node.name) {
-          renamed.push({ node, text: t, line: n.lines[0] });
-        }
-      });
-      el.style.display = "none";
-      nodeEls[n.node] = el;
-      outlines[n.node] = outline;
-      nodes.append(el);
-    }
-    // New and linked-to nodes are outlined on a layer of their own, above the drawing:
-    // the nodes themselves never change class, so marking them restyles nothing else.
-    const marks = s("g", { class: "dl-marks" });
-    svg.append(edges, nodes, marks);
-    this.drawing.append(svg);
-    const byRank = nodeOrder(c).order.map((k) => nodeEls[k]);
-    this.drawn = { byRank, edgesAt: nodeOrder(c).order.map((k, r) => edgesAt[r]), renamed, outlines, marks };
-  }
-
-  // -- navigation ------------------------------------------------------------------------------
-
-  /** Show compile k at step i. A jump (`jump: true`) can be returned from. */
-  go(k, i, { jump = false, note = null, flash = null, save = true } = {}) {
-    if (!this.rec || !this.rec.compiles.length) return;
-    k = Math.max(0, Math.min(k, this.rec.compiles.length - 1));
-    i = Math.max(0, Math.min(i, lastStep(this.rec.compiles[k])));
-    if (jump && (k !== this.k || i !== this.i)) this.history.push({ k: this.k, i: this.i });
-    if (!jump || k !== this.k || i !== this.i || note) {
-      this.note = note;
-      this.flash = flash;
-    }
-    if (k !== this.k || !this.built) {
-      this.built = true;
-      this.selectCompile(k);
-    }
-    this.i = i;
-    this.asking = null;
-    this.paint();
-    if (save) this.save();
-  }
-
-  save() {
-    clearTimeout(this.saveTimer);
-    this.timers.delete(this.saveTimer);
-    this.saveTimer = setTimeout(() => {
-      this.timers.delete(this.saveTimer);
-      if (this.dead) return;
-      const m = this.model;
-      if (m.get("compile") === this.k && m.get("step") === this.i) return;
-      this.saving = true;   // our own change events: the model is half set between the two
-      try {
-        m.set("compile", this.k);
-        m.set("step", this.i);
-      } finally {
-        this.saving = false;
-      }
-      m.save_changes();
-    }, SAVE_DELAY);
-    this.timers.add(this.saveTimer);
-  }
-
-  fromModel(first = false) {
-    if (!this.rec || !this.rec.compiles.length || this.saving) return;
-    const k = Number(this.model.get("compile")) || 0, i = Number(this.model.get("step")) || 0;
-    if (!first && k === this.k && i === this.i) return;
-    this.go(k, i, { save: false });
-  }
-
-  act(action) {
-    if (!this.rec || !this.rec.compiles.length) return;
-    const c = this.c, i = this.i;
-    const jump = (to, note) => { if (to != null) this.go(this.k, to, { jump: true, note }); };
-    switch (action) {
-      case "first": this.go(this.k, 0); break;
-      case "back": this.go(this.k, i - 1); break;
-      case "forward": this.forward(); break;
-      case "last": this.go(this.k, lastStep(c)); break;
-      case "line": jump(nextLine(c, i) ?? lastStep(c)); break;
-      case "node": jump(nextNode(c, i)); break;
-      case "guard": jump(nextGuard(c, i)); break;
-      case "break": jump(breakStep(c), "The graph break happened at this step."); break;
-      case "return": this.back(); break;
-      case "play": this.playing ? this.stopPlay() : this.play(); break;
-      case "predict": this.setPredict(!this.predicting, true); break;
-      case "fit": {
-        const on = this.drawing.classList.toggle("dl-fit");
-        this.buttons.fit.setAttribute("aria-pressed", String(on));
-        break;
-      }
-      case "reveal": this.reveal(); break;
-      case "skip": this.go(this.k, i + 1); break;
-      default: break;
-    }
-  }
-
-  back() {
-    const to = this.history.pop();
-    if (to) this.go(to.k, to.i);
-    this.paintButtons();
-  }
-
-  forward() {
-    if (this.i >= lastStep(this.c)) return;
-    if (this.predicting) {
-      if (this.asking) { this.reveal(); return; }
-      const q = question(this.c, this.i);
-      if (q && q.bookkeeping) this.verdict = { q, skipped: true };
-      if (q && !q.bookkeeping) {
-        this.stopPlay();
-        this.asking = q;
-        this.answer = { pushes: null, does: new Set() };
-        this.verdict = null;
-        this.paintPredict();
-        this.paintButtons();
-        return;
-      }
-    }
-    this.go(this.k, this.i + 1);
-  }
-
-  play() {
-    if (this.i >= lastStep(this.c)) this.go(this.k, 0);
-    this.playing = setInterval(() => {
-      if (this.dead || this.i >= lastStep(this.c) || this.asking) return this.stopPlay();
-      this.forward();
-    }, PLAY_INTERVAL);
-    this.buttons.play.textContent = "pause";
-    this.buttons.play.classList.add("dl-playing");
-  }
-
-  stopPlay() {
-    if (this.playing) clearInterval(this.playing);
-    this.playing = null;
-    if (this.buttons) {
-      this.buttons.play.textContent = "play";
-      this.buttons.play.classList.remove("dl-playing");
-    }
-  }
-
-  key(e) {
-    if (e.ctrlKey || e.metaKey || e.altKey) return;
-    const tag = e.target && e.target.tagName;
-    if (tag === "SELECT" || tag === "INPUT") {
-      // the element's own keys: keep them from JupyterLab, let the element handle them
-      if (e.key in KEYS || e.key.startsWith("Arrow")) e.stopPropagation();
-      return;
-    }
-    let action = KEYS[e.key.length === 1 ? e.key.toLowerCase() : e.key];
-    if (this.asking) {
-      if (e.key === "Enter") action = "reveal";
-      else if (e.key === "s" || e.key === "S") action = "skip";
-      else if (/^[1-9]$/.test(e.key)) {
-        const chip = this.predictBox.querySelectorAll(".dl-chip")[Number(e.key) - 1];
-        if (chip) chip.click();
-        e.preventDefault();
-        e.stopPropagation();
-        return;
-      }
-    }
-    if (!action) return;
-    e.preventDefault();
-    e.stopPropagation();
-    this.act(action);
-  }
-
-  /** Provenance: a click on a guard, a node, a source or a recompile reason. */
-  link(e) {
-    const t = e.target.closest ? e.target : e.target.parentElement;
-    if (!t || !this.rec) return;
-    this.follow(t);
-    // What was clicked may have been redrawn away: keep the keys working.
-    if (!t.isConnected) this.root.focus({ preventScroll: true });
-  }
-
-  follow(t) {
-    const c = this.c;
-    const guard = t.closest("[data-guard]");
-    const node = t.closest("[data-node]");
-    const source = t.closest("[data-source]");
-    const reason = t.closest("[data-reason]");
-    if (reason) {
-      const target = recompileTarget(this.rec, this.k, c.recompile_reasons[Number(reason.dataset.reason)]);
-      if (!target) return;
-      const was = this.rec.compiles[target.compile];
-      const g = target.guard != null ? was.guard_details[target.guard] : null;
-      this.go(target.compile, target.step, {
-        jump: true, flash: { guard: target.guard },
-        note: g ? ["This guard failed and caused the recompile: ", code(g.text)] :
-          "No guard of this compile reads like the recompile reason.",
-      });
-    } else if (t.closest(".dl-break-link")) {
-      this.act("break");
-    } else if (guard) {
-      const g = Number(guard.dataset.guard);
-      const to = guardStep(c, g);
-      if (to != null) this.go(this.k, to, { jump: true, flash: { guard: g }, note: ["This step installed the guard ", code(c.guard_details[g].text)] });
-    } else if (node) {
-      const k = Number(node.dataset.node);
-      this.go(this.k, nodeStep(c, k), {
-        jump: true, flash: { node: k },
-        note: ["This step made the graph node ", code(nameAt(c.nodes[k], nodeStep(c, k)))],
-      });
-    } else if (source) {
-      const src = source.dataset.source;
-      const to = whereRead(c, src);
-      if (to == null) return;
-      const s = c.steps[to];
-      this.go(this.k, to, {
-        jump: true, flash: { source: src },
-        note: ["The source ", code(src), " was first read here, by ", code(`${s.opname} ${s.argrepr}`.trim()),
-          s.lineno != null ? ` on line ${s.lineno}` : ""],
-      });
-    }
-  }
-
-  // -- predict mode ---------------------------------------------------------------------------
-
-  setPredict(on, save) {
-    this.predicting = on;
-    if (!this.buttons) return;
-    this.buttons.predict.setAttribute("aria-pressed", String(on));
-    this.buttons.predict.classList.toggle("dl-on", on);
-    this.predictBox.hidden = !on;
-    if (!on) this.asking = null;
-    if (save && this.model.get("predict") !== on) {
-      this.model.set("predict", on);
-      this.model.save_changes();
-    }
-    this.paintPredict();
-    this.paintButtons();
-  }
-
-  reveal() {
-    const q = this.asking;
-    if (!q) return;
-    const answer = { pushes: this.answer.pushes, does: EFFECTS.map((e) => e[0]).filter((d) => this.answer.does.has(d)) };
-    const correct = grade(q, answer);
-    const c = this.c;
-    const record = {
-      compile: c.compile_id, step: q.step, instruction: q.instruction, lineno: q.lineno,
-      answer, truth: q.truth, correct,
-    };
-    this.model.set("predictions", [...(this.model.get("predictions") || []), record]);
-    this.model.save_changes();
-    this.verdict = { q, answer, correct };
-    this.go(this.k, q.step);
-  }
-
-  paintPredict() {
-    if (!this.predictBox || this.predictBox.hidden) return;
-    const all = this.model.get("predictions") || [];
-    const right = all.filter((p) => p.correct).length;
-    const out = [h("div", { class: "dl-predict-head" }, h("b", null, "Predict"),
-      h("span", { class: "dl-score dl-dim" }, ` · ${right} of ${all.length} right`),
-      this.asking ? null : h("span", { class: "dl-dim" }, " · press forward (→) to be asked about the next instruction"))];
-    const q = this.asking;
-    if (q) {
-      let n = 0;
-      const chip = (label, pressed, onclick) => {
-        n += 1;
-        return h("button", { class: "dl-chip", type: "button", "aria-pressed": String(pressed), title: `key ${n}`, onclick },
-          h("span", { class: "dl-key" }, String(n)), label);
-      };
-      const pushes = [null, ...q.kinds].map((kind) => chip(kind ?? "nothing", this.answer.pushes === kind,
-        () => { this.answer.pushes = kind; this.paintPredict(); }));
-      const does = EFFECTS.map(([id, label]) => chip(label, this.answer.does.has(id), () => {
-        if (this.answer.does.has(id)) this.answer.does.delete(id); else this.answer.does.add(id);
-        this.paintPredict();
-      }));
-      out.push(h("div", { class: "dl-question" }, "Next: ", code(q.instruction),
-        q.lineno != null ? ` on line ${q.lineno}` : "", " in ", code(q.code_name), ". What will it do?"),
-      h("div", { class: "dl-choices" }, h("span", { class: "dl-dim" }, "It pushes: "), pushes),
-      h("div", { class: "dl-choices" }, h("span", { class: "dl-dim" }, "It also (tick all that apply): "), does),
-      h("div", { class: "dl-choices" },
-        h("button", { class: "dl-button dl-reveal", type: "button", title: "check your answer and take the step (Enter)", onclick: () => this.act("reveal") }, "reveal"),
-        h("button", { class: "dl-button dl-skip", type: "button", title: "take the step without answering (S)", onclick: () => this.act("skip") }, "skip")));
-    }
-    const v = this.verdict;
-    if (v && v.skipped && !q) {
-      out.push(h("div", { class: "dl-verdict dl-dim" }, code(v.q.instruction),
-        ": bookkeeping that changed nothing here, taken without asking."));
-    } else if (v && !q) {
-      const truth = [v.q.truth.pushes ? ["pushed ", code(v.q.truth.pushes)] : "pushed nothing"];
-      for (const [id, , told] of EFFECTS) if (v.q.truth.does.includes(id)) truth.push(told);
-      out.push(h("div", { class: `dl-verdict ${v.correct ? "dl-right" : "dl-wrong"}` },
-        v.correct ? "Right: " : "Not quite. It ", truth.flatMap((t, j) => (j ? [", ", t] : [t])), "."));
-    }
-    this.predictBox.replaceChildren(...out);
-  }
-
-  // -- painting a step ------------------------------------------------------------------------
-
-  paint() {
-    const c = this.c, i = this.i;
-    this.slider.value = String(i);
-    this.position.textContent = `step ${i} / ${lastStep(c)}`;
-    this.paintButtons();
-    this.paintCaption();
-    this.paintSource();
-    this.paintBytecode();
-    this.paintStack();
-    this.paintGraph();
-    this.paintGuards();
-    this.paintPredict();
-  }
-
-  paintButtons() {
-    const c = this.c, i = this.i, b = this.buttons;
-    if (!c) return;
-    const atEnd = i >= lastStep(c);
-    b.first.disabled = b.back.disabled = i <= 0;
-    b.forward.disabled = b.last.disabled = b.line.disabled = atEnd;
-    b.play.disabled = !c.steps.length;
-    b.node.disabled = nextNode(c, i) == null;
-    b.guard.disabled = nextGuard(c, i) == null;
-    b.break.disabled = breakStep(c) == null;
-    b.return.disabled = !this.history.length;
-  }
-
-  crumbs(s) {
-    const parts = s.inline_stack.map(([name, line]) => `${name} line ${line}`);
-    return h("span", { class: "dl-crumbs" }, parts.map((p) => [p, " › "]), code(s.code_name));
-  }
-
-  paintCaption() {
-    const c = this.c, i = this.i, d = stepSummary(c, i);
-    const out = [];
-    if (!d) {
-      out.push(h("div", { class: "dl-caption" }, h("span", { class: "dl-stepno" }, `step ${i} / ${lastStep(c)}`), " · no steps"));
-    } else {
-      const did = [];
-      if (d.nodes.length) {
-        did.push([`added graph node${d.nodes.length > 1 ? "s" : ""} `, d.nodes.map((n, j) => [j ? ", " : "", code(n)])]);
-      }
-      if (d.guards) did.push(`installed ${plural(d.guards, "guard")} (${d.guardKinds.join(", ")})`);
-      out.push(h("div", { class: "dl-caption" },
-        h("span", { class: "dl-stepno" }, d.label),
-        ` · ${d.lineno != null ? `line ${d.lineno}` : "line ?"} in `, code(d.code_name),
-        d.inlinedFrom != null ? ` (inlined from ${d.inlinedFrom})` : "", " · ", code(d.instruction),
-        did.length ? [" → ", did.map((x, j) => [j ? "; " : "", x])] : ""));
-      if (d.breaks) out.push(this.breakBanner());
-      if (d.capped) {
-        out.push(h("div", { class: "dl-banner" }, "The step cap was reached here: Dynamo went on, but its later steps were not stored."));
-      }
-    }
-    if (this.note) {
-      out.push(h("div", { class: "dl-note" }, "↪ ", this.note,
-        this.history.length ? h("span", { class: "dl-dim" }, " · return (Backspace) goes back") : ""));
-    }
-    this.caption.replaceChildren(...out);
-  }
-
-  breakBanner() {
-    const c = this.c, gb = c.graph_break;
-    const out = [h("b", null, "Graph break here:"), " ", gb.reason];
-    if (gb.explanation) out.push(` — ${gb.explanation}`);
-    if (c.outcome === "restarted") {
-      out.push(" Dynamo abandons this attempt and traces the frame again (the next attempt), this time stopping before this instruction.");
-    } else if (c.resume_functions.length) {
-      out.push(" Dynamo compiles the graph built so far, runs this instruction in plain Python and continues in a resume function: ",
-        c.resume_functions.map((r, j) => [j ? ", " : "", code(r.code_name)]), ".");
-    }
-    return h("div", { class: "dl-banner dl-error" }, out);
-  }
-
-  noSteps(p, what) {
-    const c = this.c;
-    fill(p, `none${this.k}`, () => [what, h("div", { class: "dl-dim" },
-      `No steps were recorded for this compile: outcome ${c.outcome}${c.error ? ` (${c.error})` : ""}.`)]);
-  }
-
-  /** A pane's title, replaced only when its text would change. */
-  title(p, key, make) {
-    if (p.titleKey === key) return;
-    p.titleKey = key;
-    p.key = undefined;
-    p.head.replaceChildren(...[make()].flat(Infinity).filter((x) => x != null));
-  }
-
-  /** The persistent element `name` of a pane's body (made once per compile). */
-  part(p, name, make) {
-    p.parts = p.parts || {};
-    if (!p.parts[name]) p.parts[name] = make();
-    return p.parts[name];
-  }
-
-  paintSource() {
-    const c = this.c, s = c.steps[this.i], p = this.panes.source;
-    if (!s) return this.noSteps(p, "Source");
-    const view = sourceView(c, this.i);
-    this.title(p, JSON.stringify([s.code, s.inline_stack]), () => ["Source · ", this.crumbs(s)]);
-    if (view.missing) {
-      sync(p.body, [{ key: `missing:${s.code}`, make: () => h("div", { class: "dl-dim" }, `Source not available (${view.missing}).`) }]);
-      return;
-    }
-    const pre = this.part(p, "pre", () => h("pre", { class: "dl-code" }));
-    sync(p.body, [{ key: "pre", make: () => pre }]);
-    sync(pre, [
-      view.above ? textRow("dl-more", `… ${view.above} line(s) above`) : null,
-      ...view.rows.map((r) => ({
-        key: `${s.code}:${r.lineno}`,
-        cls: `dl-row${r.broke ? " dl-break" : ""}${r.current ? " dl-current" : ""}`,
-        make: () => h("span", { "data-line": r.lineno },
-          `${String(r.lineno).padStart(4)} `, h("span", { class: "dl-mark" }), " ", r.text),
-      })),
-      view.below ? textRow("dl-more", `… ${view.below} line(s) below`) : null,
-    ].filter(Boolean));
-  }
-
-  paintBytecode() {
-    const c = this.c, s = c.steps[this.i], p = this.panes.bytecode;
-    if (!s) return this.noSteps(p, "Bytecode");
-    const view = bytecodeView(c, this.i);
-    this.title(p, JSON.stringify([s.code, s.inline_stack]), () =>
-      ["Bytecode · ", this.crumbs(s), (p.offset = h("span", { class: "dl-dim" }))]);
+  function paint({ c, k, i }) {
+    const s = c.steps[i];
+    if (!s) return noSteps(p, c, k, "Bytecode");
+    const view = bytecodeView(c, i);
+    setTitle(p, JSON.stringify([s.code, s.inline_stack]), () =>
+      ["Bytecode · ", crumbs(s), (offsetEl = h("span", { class: "dl-dim" }))]);
     const offset = ` · offset ${s.offset}`;
-    if (p.offset.textContent !== offset) p.offset.textContent = offset;
+    if (offsetEl.textContent !== offset) offsetEl.textContent = offset;
     if (view.missing) {
       sync(p.body, [{ key: `missing:${s.code}`, make: () => h("div", { class: "dl-dim" }, "(unknown code)") }]);
       return;
     }
-    const pre = this.part(p, "pre", () => h("pre", { class: "dl-code" }));
+    const pre = part(p, "pre", () => h("pre", { class: "dl-code" }));
     sync(p.body, [
       view.aligned ? {
         key: "pair-head", make: () => h("div", { class: "dl-pair dl-pair-head dl-dim" },
@@ -1330,161 +1103,338 @@ class Viewer {
     ].filter(Boolean));
   }
 
-  varItem(v, key, name, isNew) {
-    const flash = this.flash && this.flash.source != null && v.source === this.flash.source;
-    return {
-      key, cls: `${isNew ? "dl-new" : ""}${flash ? " dl-flash" : ""}`.trim(),
-      make: () => {
-        const parts = [h("span", { class: v.lazy && !v.realized ? "dl-kind dl-lazy" : "dl-kind" }, v.kind)];
-        if (v.detail) parts.push(" ", v.detail);
-        if (v.lazy && v.realized) parts.push(" ", h("span", { class: "dl-tag" }, "lazy, realized"));
-        if (v.source) {
-          parts.push(" ", h("button", {
-            class: "dl-src dl-link", type: "button", "data-source": v.source,
-            title: "go to the step that first read this source",
-          }, `<- ${v.source}`));
-        }
-        return h("li", { title: v.python_type ? `models a ${v.python_type}` : null },
-          name != null ? [h("b", null, name), " = "] : null, parts);
-      },
-    };
-  }
+  return { el: p.el, selectCompile: () => resetPane(p), paint };
+}
 
-  paintStack() {
-    const c = this.c, s = c.steps[this.i], p = this.panes.stack;
-    if (!s) return this.noSteps(p, "Stack and locals");
-    const view = stackView(c, this.i);
+// ---- js/panes/stack.js -----------------------------------------------------------------------
+
+// The stack pane: the VariableTracker stack (top first) and the symbolic locals after the
+// step, what the step pushed or stored marked. A tracker's source links (`data-source`)
+// to the step that first read it.
+
+/** The stack (top first) and the symbolic locals after step i, what changed marked. */
+export function stackView(c, i) {
+  const s = c.steps[i];
+  if (!s) return null;
+  const ch = stackChange(c, i);
+  const stack = [];
+  for (let pos = s.stack.length - 1; pos >= 0; pos--) {
+    stack.push({ v: c.vars[s.stack[pos]], isNew: !ch.first && pos >= ch.kept });
+  }
+  const j = frameLinks(c)[i];
+  const then = j == null ? null : c.steps[j].locals;
+  const locals = Object.entries(s.locals).map(([name, id]) =>
+    ({ name, v: c.vars[id], isNew: !!then && then[name] !== id }));
+  if (then) {
+    for (const name of Object.keys(then)) if (!(name in s.locals)) locals.push({ name, gone: true });
+  }
+  return { stack, locals, ...ch };
+}
+
+/** One tracker as a row: its kind, its detail, its source as a link. */
+function varItem(v, key, name, isNew, flashed) {
+  const flash = flashed != null && v.source === flashed;
+  return {
+    key, cls: `${isNew ? "dl-new" : ""}${flash ? " dl-flash" : ""}`.trim(),
+    make: () => {
+      const parts = [h("span", { class: v.lazy && !v.realized ? "dl-kind dl-lazy" : "dl-kind" }, v.kind)];
+      if (v.detail) parts.push(" ", v.detail);
+      if (v.lazy && v.realized) parts.push(" ", h("span", { class: "dl-tag" }, "lazy, realized"));
+      if (v.source) {
+        parts.push(" ", h("button", {
+          class: "dl-src dl-link", type: "button", "data-source": v.source,
+          title: "go to the step that first read this source",
+        }, `<- ${v.source}`));
+      }
+      return h("li", { title: v.python_type ? `models a ${v.python_type}` : null },
+        name != null ? [h("b", null, name), " = "] : null, parts);
+    },
+  };
+}
+
+/** The pane. view: {c, k, i, flash ({source} when a link led here)}. */
+export function stackPane() {
+  const p = pane("dl-stack", "Stack");
+
+  function paint({ c, k, i, flash }) {
+    const s = c.steps[i];
+    if (!s) return noSteps(p, c, k, "Stack and locals");
+    const view = stackView(c, i);
+    const flashed = flash ? flash.source : null;
     const change = view.first ? "" : ` · popped ${view.popped}, pushed ${view.pushed}`;
-    this.title(p, JSON.stringify([s.stack.length, change, s.code, s.inline_stack]), () =>
-      ["Stack ", h("span", { class: "dl-dim" }, `(top first) · ${s.stack.length} item(s)${change}`), " · ", this.crumbs(s)]);
-    const stack = this.part(p, "stack", () => h("ol", { class: "dl-list" }));
-    const locals = this.part(p, "locals", () => h("ul", { class: "dl-list" }));
+    setTitle(p, JSON.stringify([s.stack.length, change, s.code, s.inline_stack]), () =>
+      ["Stack ", h("span", { class: "dl-dim" }, `(top first) · ${s.stack.length} item(s)${change}`), " · ", crumbs(s)]);
+    const stack = part(p, "stack", () => h("ol", { class: "dl-list" }));
+    const locals = part(p, "locals", () => h("ul", { class: "dl-list" }));
     sync(p.body, [
       view.stack.length ? { key: "stack", make: () => stack } : textRow("dl-faint", "(empty)"),
       { key: "subtitle", make: () => h("div", { class: "dl-subtitle" }, "Symbolic locals") },
       view.locals.length ? { key: "locals", make: () => locals } : textRow("dl-faint", "(none)"),
     ]);
     const depth = s.stack.length;
-    sync(stack, view.stack.map((e, j) => this.varItem(e.v, `${depth - 1 - j}:${s.stack[depth - 1 - j]}`, null, e.isNew)));
+    sync(stack, view.stack.map((e, j) => varItem(e.v, `${depth - 1 - j}:${s.stack[depth - 1 - j]}`, null, e.isNew, flashed)));
     sync(locals, view.locals.map((e) => (e.gone ?
       { key: `gone:${e.name}`, cls: "dl-gone", make: () => h("li", null, h("b", null, e.name), " (deleted)") } :
-      this.varItem(e.v, `${e.name}=${s.locals[e.name]}`, e.name, e.isNew))));
+      varItem(e.v, `${e.name}=${s.locals[e.name]}`, e.name, e.isNew, flashed))));
   }
 
-  paintGraph() {
-    const c = this.c, i = this.i, p = this.panes.graph;
-    const { shown, total, fresh, names } = graphView(c, i);
-    const { order } = nodeOrder(c);
-    p.head.replaceChildren("FX graph ", h("span", { class: "dl-dim" },
-      ` · ${shown} of ${total} node(s)`,
-      names.length ? [" · new: ", names.map((n, j) => [j ? ", " : "", code(n)])] : ""));
-    const d = this.drawn;
-    if (d) {
-      const lo = Math.min(this.shown, shown), hi = Math.max(this.shown, shown);
-      for (let r = lo; r < hi; r++) {
-        const display = r < shown ? "" : "none";
-        d.byRank[r].style.display = display;
-        for (const e of d.edgesAt[r]) e.style.display = display;
-      }
-      this.shown = shown;
-      const flashed = this.flash && this.flash.node != null ? this.flash.node : null;
-      const mark = (k, cls) => ({
-        key: `${cls}${k}`,
-        make: () => {
-          const el = d.outlines[k] ? d.outlines[k].cloneNode(false) : s("g");
-          el.setAttribute("class", cls);
-          el.setAttribute("data-node", k);
-          return el;
-        },
-      });
-      sync(d.marks, [...fresh.map((k) => mark(k, "dl-new")), ...(flashed != null ? [mark(flashed, "dl-flash")] : [])]);
-      for (const r of d.renamed) {
-        const name = nameAt(r.node, i);
-        const text = name === r.node.name ? r.line : name;
-        if (r.text.textContent !== text) r.text.textContent = text;
-      }
-    } else {
-      const g = this.graphs[this.k] || {};
-      // names change at renames, not only when nodes appear
-      const renamed = c.nodes.filter((n) => n.renamed_at != null && n.renamed_at <= i).length;
-      const key = `${this.k}|${shown}|${fresh.length}|${renamed}`;
-      if (this.graphText.dataset.key !== key) {
-        this.graphText.dataset.key = key;
-        const items = order.slice(0, shown).map((k) => {
-          const n = c.nodes[k];
-          const meta = n.dtype ? ` ${n.dtype}${n.shape || ""}` : "";
-          const when = n.step == null ? "after tracing" : `step ${n.step}`;
-          return h("li", { class: fresh.includes(k) ? "dl-new" : null, "data-node": k },
-            `${nameAt(n, i)} = ${n.op}[${n.target}](${n.args})${meta}   # ${when}${n.in_graph ? "" : "   (not in the final graph)"}`);
-        });
-        this.graphText.replaceChildren(
-          g.error ? h("div", { class: "dl-faint" }, `No drawing: ${g.error}.`) : "",
-          items.length ? h("ul", { class: "dl-list" }, items) : h("div", { class: "dl-faint" }, "(no nodes yet)"));
-      }
-    }
-  }
+  return { el: p.el, selectCompile: () => resetPane(p), paint };
+}
 
-  paintGraphCode() {
-    const c = this.c;
-    if (!this.graphCode.open || !c.graph_code || this.graphCode.dataset.compile === String(this.k)) return;
-    this.graphCode.dataset.compile = String(this.k);
-    const byName = new Map(c.nodes.map((n, k) => [n.name, k]));
-    const rows = c.graph_code.split("\n").map((line) => {
-      const m = /^(\s*)([A-Za-z_]\w*)( = .*)$/.exec(line);
-      if (m && byName.has(m[2])) {
-        const k = byName.get(m[2]);
-        return h("span", { class: "dl-row" }, m[1],
-          h("button", { class: "dl-link dl-node-link", type: "button", "data-node": k, title: `go to step ${nodeStep(c, k)}, which made this node` }, m[2]),
-          m[3]);
+// ---- js/panes/graph.js -----------------------------------------------------------------------
+
+// The FX graph pane: the graph as it grows. The kernel laid out every node the compile
+// ever created (widgets/viewer/layout.py); the drawing is made once per compile and nodes
+// and edges are revealed as the steps add them, so nothing moves while stepping. Without a
+// layout (no `dot`), the nodes made so far are listed as text. Nodes link (`data-node`) to
+// the step that made them; so do the names in the graph's Python code, below.
+
+/** How much of the graph exists at step i and which nodes this step added. */
+export function graphView(c, i) {
+  const shown = nodesAt(c, i);
+  const before = c.steps.length && i > 0 ? nodesAt(c, i - 1) : 0;
+  const fresh = c.steps.length ? nodeOrder(c).order.slice(before, shown) : [];
+  return { shown, total: c.nodes.length, fresh, names: fresh.map((k) => nameAt(c.nodes[k], i)) };
+}
+
+/** A node's tooltip: what it is, its name before a rename, and the step that made it. */
+function nodeTip(c, k) {
+  const node = c.nodes[k];
+  const renamedAt = node.renamed_at != null && node.created_name && node.created_name !== node.name ?
+    ` (named ${node.created_name} until step ${node.renamed_at})` : "";
+  return `${node.name} = ${node.op}[${node.target}](${node.args})${renamedAt}` +
+    (node.in_graph ? "" : " (not in the final graph)") + ` · made at step ${nodeStep(c, k)}: click to go there`;
+}
+
+/** The whole drawing, every node and edge hidden: what painting a step reveals. */
+function makeDrawing(c, g) {
+  const { order, rank } = nodeOrder(c);
+  const nodeEls = new Array(c.nodes.length);
+  const outlines = new Array(c.nodes.length);
+  const renamed = [];
+  const edgesAt = c.nodes.map(() => []);
+  const root = svgElement("svg", {
+    viewBox: `0 0 ${g.width} ${g.height}`, width: `${g.width}pt`, height: `${g.height}pt`,
+    role: "img", "aria-label": "the FX graph",
+  });
+  const edges = svgElement("g", { class: "dl-edges" });
+  for (const e of g.edges) {
+    const el = svgElement("g", { class: "edge" }, svgElement("path", { d: e.path, fill: "none" }),
+      e.arrow ? svgElement("polygon", { points: e.arrow }) : null);
+    el.style.display = "none";
+    edgesAt[Math.max(rank[e.tail], rank[e.head])].push(el);
+    edges.append(el);
+  }
+  const nodes = svgElement("g", { class: "dl-nodes" });
+  for (const n of g.nodes) {
+    const node = c.nodes[n.node];
+    const [kind, ...geo] = n.shape;
+    let outline = null;
+    if (kind === "ellipse") outline = svgElement("ellipse", { cx: geo[0], cy: geo[1], rx: geo[2], ry: geo[3] });
+    else if (kind === "path") outline = svgElement("path", { d: geo[0] });
+    else if (kind === "polygon") outline = svgElement("polygon", { points: geo[0] });
+    const el = svgElement("g", { class: `node dl-op-${node.op}${node.in_graph ? "" : " dl-dropped"}`, "data-node": n.node });
+    const tip = svgElement("title");
+    tip.textContent = nodeTip(c, n.node);
+    el.append(tip);
+    if (outline) el.append(outline);
+    n.text.forEach(([x, y], line) => {
+      const t = svgElement("text", { x, y, "text-anchor": "middle" });
+      t.textContent = n.lines[line] ?? "";
+      el.append(t);
+      if (line === 0 && node.renamed_at != null && node.created_name && node.created_name !== node.name) {
+        renamed.push({ node, text: t, line: n.lines[0] });
       }
-      return h("span", { class: "dl-row" }, line);
     });
-    this.graphCode.replaceChildren(h("summary", null, "the graph's Python code"), h("pre", { class: "dl-code" }, rows));
+    el.style.display = "none";
+    nodeEls[n.node] = el;
+    outlines[n.node] = outline;
+    nodes.append(el);
+  }
+  // New and linked-to nodes are outlined on a layer of their own, above the drawing:
+  // the nodes themselves never change class, so marking them restyles nothing else.
+  const marks = svgElement("g", { class: "dl-marks" });
+  root.append(edges, nodes, marks);
+  return { root, byRank: order.map((k) => nodeEls[k]), edgesAt: order.map((k, r) => edgesAt[r]), renamed, outlines, marks, shown: 0 };
+}
+
+/** The graph's Python code, each node's name a link to the step that made it. */
+function codeRows(c) {
+  const byName = new Map(c.nodes.map((n, k) => [n.name, k]));
+  return c.graph_code.split("\n").map((line) => {
+    const m = /^(\s*)([A-Za-z_]\w*)( = .*)$/.exec(line);
+    if (m && byName.has(m[2])) {
+      const k = byName.get(m[2]);
+      return h("span", { class: "dl-row" }, m[1],
+        h("button", { class: "dl-link dl-node-link", type: "button", "data-node": k, title: `go to step ${nodeStep(c, k)}, which made this node` }, m[2]),
+        m[3]);
+    }
+    return h("span", { class: "dl-row" }, line);
+  });
+}
+
+/** The pane. selectCompile({c, k, layout}); paint(view) with view {c, k, i, flash, fit}. */
+export function graphPane() {
+  const p = pane("dl-graph", "FX graph");
+  const drawing = h("div", { class: "dl-drawing" });
+  const listing = h("div", { class: "dl-graph-text" });
+  const graphCode = h("details", { class: "dl-graph-code" });
+  p.body.replaceChildren(drawing, listing, graphCode);
+  let c = null, k = -1, layout = {}, drawn = null, codeOf = -1;
+
+  function paintCode() {   // on demand: when the details are open
+    if (!graphCode.open || !c.graph_code || codeOf === k) return;
+    codeOf = k;
+    graphCode.replaceChildren(h("summary", null, "the graph's Python code"), h("pre", { class: "dl-code" }, codeRows(c)));
+  }
+  graphCode.addEventListener("toggle", () => { if (c) paintCode(); });
+
+  function selectCompile(compile) {
+    ({ c, k } = compile);
+    layout = compile.layout || {};
+    drawn = null;
+    drawing.replaceChildren();
+    drawing.hidden = !!layout.error || !layout.nodes || !c.nodes.length;
+    listing.hidden = !drawing.hidden;
+    if (!drawing.hidden) {
+      drawn = makeDrawing(c, layout);
+      drawing.append(drawn.root);
+    }
+    graphCode.replaceChildren(h("summary", null, "the graph's Python code"));
+    graphCode.hidden = !c.graph_code;
+    codeOf = -1;
+    paintCode();
   }
 
-  guardItem(k, isNew) {
-    const c = this.c, g = c.guard_details[k];
-    const step = guardStep(c, k);
-    const flash = this.flash && this.flash.guard === k;
-    return {
-      key: `g${k}`,
-      cls: [isNew ? "dl-new" : "", step != null ? "dl-linked" : "", flash ? "dl-flash" : ""].join(" ").trim(),
-      make: () => {
-        let where;
-        if (g.lineno) {
-          where = [`line ${g.lineno}`, g.line ? `: ${g.line}` : "", g.code_name ? ` (in ${g.code_name})` : ""];
-        } else if (g.ambient) {
-          where = ["ambient: installed for every frame"];
-        } else {
-          where = ["installed after tracing, when the graph was compiled"];
-        }
-        if (g.step != null) where.push(` · step ${g.step}`);
-        return h("li", {
-          "data-guard": step != null ? k : null,
-          title: step != null ? `installed at step ${step}: click to go there` : null,
-        }, g.text, h("span", { class: "dl-where" }, where));
-      },
-    };
+  function paint({ i, flash, fit }) {
+    const { shown, total, fresh, names } = graphView(c, i);
+    drawing.classList.toggle("dl-fit", !!fit);
+    p.head.replaceChildren("FX graph ", h("span", { class: "dl-dim" },
+      ` · ${shown} of ${total} node(s)`, names.length ? [" · new: ", commaList(names)] : ""));
+    if (drawn) paintDrawing(drawn, c, i, shown, fresh, flash && flash.node != null ? flash.node : null);
+    else paintListing(shown, fresh, i);
   }
 
-  paintGuards() {
-    const c = this.c, i = this.i, p = this.panes.guards;
+  function paintListing(shown, fresh, i) {
+    // names change at renames, not only when nodes appear
+    const renamed = c.nodes.filter((n) => n.renamed_at != null && n.renamed_at <= i).length;
+    const key = `${k}|${shown}|${fresh.length}|${renamed}`;
+    if (listing.dataset.key === key) return;
+    listing.dataset.key = key;
+    const items = nodeOrder(c).order.slice(0, shown).map((j) => {
+      const n = c.nodes[j];
+      const meta = n.dtype ? ` ${n.dtype}${n.shape || ""}` : "";
+      const when = n.step == null ? "after tracing" : `step ${n.step}`;
+      return h("li", { class: fresh.includes(j) ? "dl-new" : null, "data-node": j },
+        `${nameAt(n, i)} = ${n.op}[${n.target}](${n.args})${meta}   # ${when}${n.in_graph ? "" : "   (not in the final graph)"}`);
+    });
+    listing.replaceChildren(
+      layout.error ? h("div", { class: "dl-faint" }, `No drawing: ${layout.error}.`) : "",
+      items.length ? h("ul", { class: "dl-list" }, items) : h("div", { class: "dl-faint" }, "(no nodes yet)"));
+  }
+
+  return { el: p.el, selectCompile, paint };
+}
+
+/** Reveal the nodes and edges that exist at step i, outline the new and the linked-to ones,
+ * and name each renamed node as it was then. */
+function paintDrawing(d, c, i, shown, fresh, flashed) {
+  const lo = Math.min(d.shown, shown), hi = Math.max(d.shown, shown);
+  for (let r = lo; r < hi; r++) {
+    const display = r < shown ? "" : "none";
+    d.byRank[r].style.display = display;
+    for (const e of d.edgesAt[r]) e.style.display = display;
+  }
+  d.shown = shown;
+  const mark = (k, cls) => ({
+    key: `${cls}${k}`,
+    make: () => {
+      const el = d.outlines[k] ? d.outlines[k].cloneNode(false) : svgElement("g");
+      el.setAttribute("class", cls);
+      el.setAttribute("data-node", k);
+      return el;
+    },
+  });
+  sync(d.marks, [...fresh.map((k) => mark(k, "dl-new")), ...(flashed != null ? [mark(flashed, "dl-flash")] : [])]);
+  for (const r of d.renamed) {
+    const name = nameAt(r.node, i);
+    const text = name === r.node.name ? r.line : name;
+    if (r.text.textContent !== text) r.text.textContent = text;
+  }
+}
+
+// ---- js/panes/guards.js ----------------------------------------------------------------------
+
+// The guards pane: the guards installed so far, the new ones marked. Ambient guards are
+// folded, the recent ones the code installed are listed and earlier ones counted, and at
+// the last step those added after tracing follow. A guard links (`data-guard`) to the
+// step that installed it.
+
+export const RECENT_GUARDS = 40;     // guards listed in full; earlier ones are counted
+
+/** The guards listed at step i: the ambient ones (folded), how many earlier ones are only
+ * counted, the recent ones the code installed, and at the last step those added after. */
+export function guardsView(c, i) {
+  const groups = guardGroups(c);
+  const n = guardsAt(c, i);
+  const atEnd = !c.steps.length || i === lastStep(c);
+  const installed = groups.stepped.slice(0, n);
+  const shown = installed.slice(-RECENT_GUARDS);
+  return {
+    ambient: groups.ambient,
+    earlier: installed.length - shown.length,
+    shown: shown.map((k) => ({ k, isNew: c.steps.length > 0 && c.guard_details[k].step === i })),
+    after: atEnd ? groups.after : [],
+    total: groups.ambient.length + n + (atEnd ? groups.after.length : 0),
+  };
+}
+
+/** One guard as a row: its text, and where and when it was installed. */
+function guardItem(c, k, isNew, flashed) {
+  const g = c.guard_details[k];
+  const step = guardStep(c, k);
+  return {
+    key: `g${k}`,
+    cls: [isNew ? "dl-new" : "", step != null ? "dl-linked" : "", flashed === k ? "dl-flash" : ""].join(" ").trim(),
+    make: () => {
+      let where;
+      if (g.lineno) {
+        where = [`line ${g.lineno}`, g.line ? `: ${g.line}` : "", g.code_name ? ` (in ${g.code_name})` : ""];
+      } else if (g.ambient) {
+        where = ["ambient: installed for every frame"];
+      } else {
+        where = ["installed after tracing, when the graph was compiled"];
+      }
+      if (g.step != null) where.push(` · step ${g.step}`);
+      return h("li", {
+        "data-guard": step != null ? k : null,
+        title: step != null ? `installed at step ${step}: click to go there` : null,
+      }, g.text, h("span", { class: "dl-where" }, where));
+    },
+  };
+}
+
+/** The pane. view: {c, k, i, flash ({guard} when a link led here)}. */
+export function guardsPane() {
+  const p = pane("dl-guards", "Guards");
+
+  function paint({ c, k, i, flash }) {
     const view = guardsView(c, i);
-    const flashed = this.flash && this.flash.guard != null ? this.flash.guard : null;
-    this.title(p, `${this.k}|${view.total}`, () =>
+    const flashed = flash && flash.guard != null ? flash.guard : null;
+    setTitle(p, `${k}|${view.total}`, () =>
       ["Guards ", h("span", { class: "dl-dim" }, `· ${view.total} installed so far (${view.ambient.length} ambient)`)]);
     let shown = view.shown;
     // A guard reached through a link is shown even when it is older than the recent ones.
     if (flashed != null && !shown.some((g) => g.k === flashed) && guardStep(c, flashed) != null && guardStep(c, flashed) <= i) {
       shown = [{ k: flashed, isNew: c.guard_details[flashed].step === i }, ...shown];
     }
-    const list = this.part(p, "list", () => h("ul", { class: "dl-list" }));
-    const after = this.part(p, "after", () => h("ul", { class: "dl-list" }));
+    const list = part(p, "list", () => h("ul", { class: "dl-list" }));
+    const after = part(p, "after", () => h("ul", { class: "dl-list" }));
     sync(p.body, [
       view.ambient.length ? {
-        key: `ambient:${this.k}`, make: () => h("details", { class: "dl-ambient" },
+        key: `ambient:${k}`, make: () => h("details", { class: "dl-ambient" },
           h("summary", null, `${view.ambient.length} ambient guard(s), installed before the first instruction`),
-          h("ul", { class: "dl-list" }, view.ambient.map((k) => this.guardItem(k, false).make()))),
+          h("ul", { class: "dl-list" }, view.ambient.map((j) => guardItem(c, j, false, null).make()))),
       } : null,
       view.earlier ? textRow("dl-more dl-faint", `… ${view.earlier} earlier guard(s); all of them are in the guard tree below`) : null,
       shown.length ? { key: "list", make: () => list } : null,
@@ -1492,60 +1442,442 @@ class Viewer {
       view.after.length ? { key: "after-title", make: () => h("div", { class: "dl-subtitle" }, "After tracing") } : null,
       view.after.length ? { key: "after", make: () => after } : null,
     ].filter(Boolean));
-    sync(list, shown.map((g) => this.guardItem(g.k, g.isNew)));
-    sync(after, view.after.map((k) => this.guardItem(k, false)));
+    sync(list, shown.map((g) => guardItem(c, g.k, g.isNew, flashed)));
+    sync(after, view.after.map((j) => guardItem(c, j, false, flashed)));
   }
 
-  // -- per compile, on demand: original and rewritten bytecode, guard tree ----------------------
+  return { el: p.el, selectCompile: () => resetPane(p), paint };
+}
 
-  paintDetails() {
+// ---- js/panes/details.js ---------------------------------------------------------------------
+
+// Below the panes, per compile and made on demand when unfolded: the original bytecode
+// beside the modified bytecode Dynamo installed (with its resume functions), and the
+// guard tree exactly as TORCH_LOGS=guards prints it.
+
+/** The modified bytecode's listing, Dynamo's own bookkeeping and graph calls marked. */
+function listing(text) {
+  return h("pre", { class: "dl-code" }, text.split("\n").slice(1).map((line) => {
+    let cls = "dl-row";
+    if (line.includes("record_pregraph_bytecode")) cls += " dl-runtime";   // Dynamo's own bookkeeping
+    else if (line.includes("__compiled_fn_") || line.includes("__resume_at_")) cls += " dl-callgraph";
+    return h("span", { class: cls }, line);
+  }));
+}
+
+function modifiedBody(c) {
+  if (!c.modified_bytecode) {
+    const why = c.outcome === "restarted" ? "this attempt was abandoned and restarted" : `outcome ${c.outcome}`;
+    return ["Modified bytecode", h("div", { class: "dl-faint" }, `None: ${why}.`)];
+  }
+  const out = [];
+  if (c.resume_functions.length) {
+    out.push(h("div", { class: "dl-dim" }, "Resume functions: ", commaList(c.resume_functions.map((r) => r.code_name))));
+  }
+  out.push(listing(c.modified_bytecode));
+  for (const r of c.resume_functions) {
+    out.push(h("details", null, h("summary", null, "resume function ", code(r.code_name), " (global ", code(r.global_name), ")"),
+      listing(r.bytecode)));
+  }
+  return ["Modified bytecode", out];
+}
+
+function originalBody(c) {
+  const first = c.codes[0];
+  return first ?
+    [["Original bytecode · ", code(first.name)], h("pre", { class: "dl-code" },
+      codeListing(first).original.map((line) => h("span", { class: "dl-row" }, line)))] :
+    ["Original bytecode", h("div", { class: "dl-faint" }, "(unknown)")];
+}
+
+function treeBody(c) {
+  return c.guard_tree ?
+    ["Guard tree", h("pre", { class: "dl-code" },
+      c.guard_tree.replace(/^\n+|\n+$/g, "").split("\n").map((line) => h("span", { class: "dl-row" }, line)))] :
+    ["Guard tree", h("div", { class: "dl-faint" }, `None: this compile produced no cache entry (outcome ${c.outcome}).`)];
+}
+
+/** A folded section of panes, filled for the compile shown whenever it is open. */
+function folded(cls, summary, panes, bodies) {
+  const el = h("details", { class: cls }, h("summary", null, summary),
+    panes.length > 1 ? h("div", { class: "dl-grid" }, panes.map((p) => p.el)) : panes[0].el);
+  let c = null, k = -1;
+  const paintOpen = () => {
+    if (!c || !el.open) return;
+    panes.forEach((p, j) => fill(p, `${k}`, () => bodies[j](c)));
+  };
+  el.addEventListener("toggle", paintOpen);
+  return { el, selectCompile(compile) { ({ c, k } = compile); paintOpen(); }, paint() {} };
+}
+
+/** The original and the modified bytecode, side by side. */
+export function bytecodeDetails() {
+  return folded("dl-details dl-compare", "Bytecode: original and modified",
+    [pane("dl-original", "Original bytecode"), pane("dl-rewritten", "Modified bytecode")], [originalBody, modifiedBody]);
+}
+
+/** The guard tree. */
+export function guardTreeDetails() {
+  return folded("dl-details", "Guard tree", [pane("dl-guard-tree", "Guard tree")], [treeBody]);
+}
+
+// ---- js/viewer.js ----------------------------------------------------------------------------
+
+// The Viewer: the one stepper that owns the panes (Python Tutor's ExecutionVisualizer). It
+// holds the state (the compile and step shown, the history of jumps, predict mode), builds
+// a plain view of it per paint and hands it to the panes and the controls, none of which
+// calls back: what the learner clicks says what it means in data-* attributes, which
+// `follow` turns into a step (`data-action`, `data-answer`, the links of provenance.js).
+// The model is read and written only here: `compile`, `step`, `predict`, `predictions`.
+
+const PLAY_INTERVAL = 400;           // ms between two steps while playing
+const SAVE_DELAY = 60;               // ms: the step is sent to the kernel once stepping pauses
+
+export class Viewer {
+  /** `recording`: a promise of {rec, graphs}, decoded once per widget (index.js). */
+  constructor(model, el, recording) {
+    this.model = model;
+    this.compile = 0;   // the index of the compile shown
+    this.step = 0;      // the index of the step shown
+    this.history = [];  // where each jump came from: {compile, step}
+    this.predict = new PredictMode();
+    this.note = null; this.flash = null;   // what the last jump said, and what it led to
+    this.fit = false;
+    this.firstPaint = null;   // when the first frame with the viewer in it was painted
+    this.timers = new Set();
+    this.root = h("div", { class: "dl-viewer", tabindex: 0 },
+      h("div", { class: "dl-loading dl-dim" }, "Loading the recording…"));
+    el.replaceChildren(this.root);
+    this.listeners = Object.entries({
+      "change:step": () => this.fromModel(),
+      "change:compile": () => this.fromModel(),
+      "change:predict": () => this.setPredict(!!model.get("predict"), false),
+      "change:predictions": () => this.paintPredict(),
+    });
+    for (const [name, cb] of this.listeners) model.on(name, cb);
+    this.ready = this.load(recording);
+  }
+
+  destroy() {
+    for (const [name, cb] of this.listeners) this.model.off(name, cb);
+    this.stopPlay();
+    for (const t of this.timers) clearTimeout(t);
+    this.dead = true;
+  }
+
+  async load(recording) {
+    try {
+      const { rec, graphs } = await recording;
+      if (this.dead) return;
+      this.rec = rec;
+      this.graphs = graphs;
+      this.build();
+      this.fromModel(true);
+      this.root.dataset.ready = "1";
+      // The timeout runs once the frame after this callback is done (wall-clock ms).
+      requestAnimationFrame(() => setTimeout(() => {
+        this.firstPaint = performance.timeOrigin + performance.now();
+      }, 0));
+    } catch (e) {
+      this.root.replaceChildren(h("div", { class: "dl-banner dl-error" },
+        `The recording could not be read (${e && e.message ? e.message : e}): run the cell again.`));
+      throw e;
+    }
+  }
+
+  /** The compile shown (undefined for a recording with no compiles). */
+  get current() {
+    return this.rec.compiles[this.compile];
+  }
+
+  // -- building, once -----------------------------------------------------------------------
+
+  build() {
+    const rec = this.rec;
+    this.titles = this.model.get("titles") || [];
+    this.controls = controls(rec, this.titles);
+    this.summary = compileSummary(rec);
+    // Every pane, in the order they paint: each has selectCompile(compile) and paint(view).
+    const p = this.panes = {
+      summary: compileSummary(rec), caption: captionPane(), source: sourcePane(), bytecode: bytecodePane(),
+      stack: stackPane(), graph: graphPane(), guards: guardsPane(), compare: bytecodeDetails(), tree: guardTreeDetails(),
+    };
+    const ctl = this.controls;
+    this.root.replaceChildren(recordingHeader(rec), ctl.bar, p.summary.el, ctl.steps, ctl.jumps,
+      this.predict.el, p.caption.el,
+      h("div", { class: "dl-grid dl-panes" }, h("div", { class: "dl-column" }, p.source.el, p.bytecode.el),
+        p.stack.el, p.graph.el, p.guards.el),
+      p.compare.el, p.tree.el);
+    this.root.addEventListener("keydown", (e) => this.key(e));
+    this.root.addEventListener("click", (e) => this.link(e));
+    ctl.selector.addEventListener("change", () => this.go(Number(ctl.selector.value), 0));
+    ctl.slider.addEventListener("input", () => this.go(this.compile, Number(ctl.slider.value)));
+    if (!rec.compiles.length) ctl.disable();
+    this.setPredict(!!this.model.get("predict"), false);
+  }
+
+  /** Another compile: every pane forgets the last one and sets up for this one. */
+  selectCompile(k) {
+    this.compile = k;
+    const c = this.current;
+    const compile = { rec: this.rec, titles: this.titles, c, k, layout: this.graphs[k] };
+    this.controls.selectCompile(c, k);
+    for (const pane of Object.values(this.panes)) pane.selectCompile(compile);
+  }
+
+  // -- navigation ------------------------------------------------------------------------------
+
+  /** Show compile k at step i. A jump (`jump: true`) can be returned from. */
+  go(k, i, { jump = false, note = null, flash = null, save = true } = {}) {
     if (!this.rec || !this.rec.compiles.length) return;
-    const c = this.c;
-    if (this.compare.open) {
-      const first = c.codes[0];
-      fill(this.original, `${this.k}`, () => first ?
-        [["Original bytecode · ", code(first.name)], h("pre", { class: "dl-code" },
-          codeListing(first).original.map((line) => h("span", { class: "dl-row" }, line)))] :
-        ["Original bytecode", h("div", { class: "dl-faint" }, "(unknown)")]);
-      fill(this.rewritten, `${this.k}`, () => this.rewrittenBody());
+    k = Math.max(0, Math.min(k, this.rec.compiles.length - 1));
+    i = Math.max(0, Math.min(i, lastStep(this.rec.compiles[k])));
+    const moves = k !== this.compile || i !== this.step;
+    if (jump && moves) this.history.push({ compile: this.compile, step: this.step });
+    if (!jump || moves || note) {
+      this.note = note;
+      this.flash = flash;
     }
-    if (this.tree.open) {
-      fill(this.guardTree, `${this.k}`, () => c.guard_tree ?
-        ["Guard tree", h("pre", { class: "dl-code" },
-          c.guard_tree.replace(/^\n+|\n+$/g, "").split("\n").map((line) => h("span", { class: "dl-row" }, line)))] :
-        ["Guard tree", h("div", { class: "dl-faint" }, `None: this compile produced no cache entry (outcome ${c.outcome}).`)]);
+    if (k !== this.compile || !this.built) {
+      this.built = true;
+      this.selectCompile(k);
+    }
+    this.step = i;
+    this.predict.asking = null;
+    this.paint();
+    if (save) this.save();
+  }
+
+  /** Tell the model where the viewer is, once stepping pauses. */
+  save() {
+    clearTimeout(this.saveTimer);
+    this.timers.delete(this.saveTimer);
+    this.saveTimer = setTimeout(() => {
+      this.timers.delete(this.saveTimer);
+      if (this.dead) return;
+      const m = this.model;
+      if (m.get("compile") === this.compile && m.get("step") === this.step) return;
+      this.saving = true;   // our own change events: the model is half set between the two
+      try {
+        m.set("compile", this.compile);
+        m.set("step", this.step);
+      } finally {
+        this.saving = false;
+      }
+      m.save_changes();
+    }, SAVE_DELAY);
+    this.timers.add(this.saveTimer);
+  }
+
+  fromModel(first = false) {
+    if (!this.rec || !this.rec.compiles.length || this.saving) return;
+    const k = Number(this.model.get("compile")) || 0, i = Number(this.model.get("step")) || 0;
+    if (!first && k === this.compile && i === this.step) return;
+    this.go(k, i, { save: false });
+  }
+
+  act(action) {
+    if (!this.rec || !this.rec.compiles.length) return;
+    const c = this.current, i = this.step, k = this.compile;
+    const jump = (to, note) => { if (to != null) this.go(k, to, { jump: true, note }); };
+    switch (action) {
+      case "first": this.go(k, 0); break;
+      case "back": this.go(k, i - 1); break;
+      case "forward": this.forward(); break;
+      case "last": this.go(k, lastStep(c)); break;
+      case "line": jump(nextLine(c, i) ?? lastStep(c)); break;
+      case "node": jump(nextNode(c, i)); break;
+      case "guard": jump(nextGuard(c, i)); break;
+      case "break": jump(breakStep(c), "The graph break happened at this step."); break;
+      case "return": this.back(); break;
+      case "play": this.playing ? this.stopPlay() : this.play(); break;
+      case "predict": this.setPredict(!this.predict.on, true); break;
+      case "fit": this.fit = !this.fit; this.paintControls(); this.panes.graph.paint(this.view()); break;
+      case "reveal": this.reveal(); break;
+      case "skip": this.go(k, i + 1); break;
+      default: break;
     }
   }
 
-  rewrittenBody() {
-    const c = this.c;
-    if (!c.modified_bytecode) {
-      const why = c.outcome === "restarted" ? "this attempt was abandoned and restarted" : `outcome ${c.outcome}`;
-      return ["Rewritten bytecode", h("div", { class: "dl-faint" }, `None: ${why}.`)];
-    }
-    const rows = (text) => h("pre", { class: "dl-code" }, text.split("\n").slice(1).map((line) => {
-      let cls = "dl-row";
-      if (line.includes("record_pregraph_bytecode")) cls += " dl-runtime";   // Dynamo's own bookkeeping
-      else if (line.includes("__compiled_fn_") || line.includes("__resume_at_")) cls += " dl-callgraph";
-      return h("span", { class: cls }, line);
-    }));
-    const out = [];
-    if (c.resume_functions.length) {
-      out.push(h("div", { class: "dl-dim" }, "Resume functions: ", c.resume_functions.map((r, j) => [j ? ", " : "", code(r.code_name)])));
-    }
-    out.push(rows(c.modified_bytecode));
-    for (const r of c.resume_functions) {
-      out.push(h("details", null, h("summary", null, "resume function ", code(r.code_name), " (global ", code(r.global_name), ")"),
-        rows(r.bytecode)));
-    }
-    return ["Rewritten bytecode", out];
+  back() {
+    const to = this.history.pop();
+    if (to) this.go(to.compile, to.step);
+    this.paintControls();
   }
+
+  forward() {
+    if (this.step >= lastStep(this.current)) return;
+    if (this.predict.on && this.predict.asking) return this.reveal();
+    if (this.predict.on && this.predict.ask(this.current, this.step)) {
+      this.stopPlay();
+      this.paintPredict();
+      this.paintControls();
+      return;
+    }
+    this.go(this.compile, this.step + 1);
+  }
+
+  play() {
+    if (this.step >= lastStep(this.current)) this.go(this.compile, 0);
+    this.playing = setInterval(() => {
+      if (this.dead || this.step >= lastStep(this.current) || this.predict.asking) return this.stopPlay();
+      this.forward();
+    }, PLAY_INTERVAL);
+    this.paintControls();
+  }
+
+  stopPlay() {
+    if (this.playing) clearInterval(this.playing);
+    this.playing = null;
+    if (this.controls) this.paintControls();
+  }
+
+  key(e) {
+    const action = keyPress(e, this.predict.asking);
+    if (action && action.chip) this.predict.el.querySelectorAll(".dl-chip")[action.chip - 1]?.click();
+    else if (action) this.act(action);
+  }
+
+  // -- what a click means ----------------------------------------------------------------------
+
+  link(e) {
+    const t = e.target.closest ? e.target : e.target.parentElement;
+    if (!t || !this.rec) return;
+    this.follow(t);
+    // What was clicked may have been redrawn away: keep the keys working.
+    if (!t.isConnected) this.root.focus({ preventScroll: true });
+  }
+
+  follow(t) {
+    const answer = t.closest("[data-answer]");
+    const action = t.closest("[data-action]");
+    if (answer) {
+      this.predict.choose(answer.dataset);
+      this.paintPredict();
+    } else if (action) {
+      this.act(action.dataset.action);
+    } else {
+      const to = linkTarget(this.rec, this.compile, t);
+      if (to) this.go(to.compile, to.step, { jump: true, flash: to.flash, note: to.note });
+    }
+  }
+
+  // -- predict mode ---------------------------------------------------------------------------
+
+  setPredict(on, save) {
+    this.predict.on = on;
+    if (!this.controls) return;
+    if (!on) this.predict.asking = null;
+    if (save && this.model.get("predict") !== on) {
+      this.model.set("predict", on);
+      this.model.save_changes();
+    }
+    this.paintPredict();
+    this.paintControls();
+  }
+
+  reveal() {
+    const record = this.predict.settle(this.current);
+    if (!record) return;
+    this.model.set("predictions", [...(this.model.get("predictions") || []), record]);
+    this.model.save_changes();
+    this.go(this.compile, record.step);
+  }
+
+  // -- painting a step ------------------------------------------------------------------------
+
+  /** What every pane paints from: plain values, nothing to call back. */
+  view() {
+    return {
+      c: this.current, k: this.compile, i: this.step, flash: this.flash, note: this.note,
+      returnable: this.history.length > 0, playing: !!this.playing, predicting: this.predict.on, fit: this.fit,
+    };
+  }
+
+  paint() {
+    const view = this.view();
+    this.controls.paint(view);
+    for (const pane of Object.values(this.panes)) pane.paint(view);
+    this.paintPredict();
+  }
+
+  paintControls() {
+    this.controls.paint(this.view());
+  }
+
+  paintPredict() {
+    if (this.controls) this.predict.paint(this.model.get("predictions") || []);
+  }
+}
+
+// ---- js/index.js -----------------------------------------------------------------------------
+
+/* Dynamo Lab's trace viewer: plain ES modules (no framework), joined into one module,
+widgets/viewer/viewer.js, by `python -m widgets.viewer.join`.
+
+The contract with whoever hosts it (anywidget in JupyterLab; the standalone page, whose
+host is page-host.js):
+
+  export default { initialize, render }
+  initialize({ model })      once per widget: starts decoding the recording, which every
+                             view of the widget then shares
+  render({ model, el })  -> cleanup function
+
+  `model` is used only through get(name), set(name, value), save_changes(),
+  on("change:NAME", cb) and off("change:NAME", cb). The names (all made by
+  widgets/viewer/state.py `viewer_state(recording, compile, step)`):
+
+    data         the recording's JSON (Recording.to_json(), the engine's format),
+                 gzip-compressed: a DataView (anywidget), an ArrayBuffer or a Uint8Array
+    graphs       the graph layout of every compile (widgets/viewer/layout.py), gzip-compressed
+                 JSON, same kinds of bytes
+    titles       each compile's title, as the engine writes it
+    compile      the index of the compile shown            (read and written)
+    step         the index of the step shown                (read and written)
+    predict      predict mode on or off                     (read and written)
+    predictions  the learner's answers in predict mode      (read and written)
+
+Everything is rendered here, from the recording: stepping never calls the kernel.
+
+For tests, benchmarks and the console, one handle on the element rendered into:
+`el.dynamoLab` = { model, viewer }, where `viewer.rec` is the decoded recording and
+`viewer.firstPaint` the wall-clock time (ms) of the first frame painted with the viewer
+in it, null until then. `.dl-viewer[data-ready='1']` says the recording was read.
+
+The modules, each importing only those below it:
+  index      this file
+  viewer     the Viewer: state, navigation, history; the one stepper that owns the rest
+  panes/     one module per pane (summary, caption, source, bytecode, stack, graph,
+             guards, details); controls, predict (predict mode), provenance (links)
+  recording  decoding and the per-compile queries; bytecode (listings); dom (elements)
+*/
+
+// The `data` bytes of a widget -> the promise of its decoded recording and layouts. Keyed
+// by the bytes, not the model: anywidget hands initialize and each view a proxy of its own.
+const decoded = new WeakMap();
+
+/** The decoded recording and layouts of a widget, decoded once for all its views. */
+export function recordingOf(model) {
+  const data = model.get("data");
+  const known = data !== null && typeof data === "object" ? decoded.get(data) : undefined;
+  if (known) return known;
+  const graphs = model.get("graphs");
+  const both = Promise.all([decode(data), graphs ? decode(graphs) : []])
+    .then(([rec, layouts]) => ({ rec, graphs: layouts }));
+  if (data !== null && typeof data === "object") decoded.set(data, both);
+  return both;
+}
+
+function initialize({ model }) {
+  // Not awaited by the host: the first view shows "Loading" meanwhile. A failure is
+  // reported by the views, which await the same promise.
+  recordingOf(model).catch(() => {});
 }
 
 function render({ model, el }) {
-  const viewer = new Viewer(model, el);
-  el.__dlViewer = viewer;   // for tests and benchmarks in a page
+  const viewer = new Viewer(model, el, recordingOf(model));
+  el.dynamoLab = { model, viewer };
   return () => viewer.destroy();
 }
 
-export default { render };
+export default { initialize, render };

@@ -1,0 +1,83 @@
+// The bytecode pane: the code running at the step as Dynamo walks it, the current
+// instruction marked; where Dynamo cleaned it, the original `dis` beside it, row by row.
+
+import { codeListing } from "../bytecode.js";
+import { crumbs, h, noSteps, pane, part, resetPane, setTitle, sync, textRow } from "../dom.js";
+
+export const BYTECODE_BEFORE = 8;    // instructions shown above the current one
+export const BYTECODE_AFTER = 16;    // ... and below it
+
+/** The bytecode of the code running at step i, as Dynamo walks it, the current
+ * instruction marked; where Dynamo cleaned it, the original `dis` beside it, aligned. */
+export function bytecodeView(c, i) {
+  const s = c.steps[i];
+  if (!s) return null;
+  const info = c.codes[s.code];
+  if (!info) return { missing: true, offset: s.offset };
+  const L = codeListing(info);
+  const current = L.at.get(s.offset);
+  const aligned = L.rows;
+  const count = aligned ? aligned.length : L.walked.length;
+  let here = current ?? 0;
+  if (aligned) here = Math.max(0, aligned.findIndex((r) => r.walked === current));
+  const first = Math.max(0, here - BYTECODE_BEFORE);
+  const last = Math.min(count, here + BYTECODE_AFTER + 1);
+  const rows = [];
+  for (let k = first; k < last; k++) {
+    if (!aligned) {
+      rows.push({ walked: L.walked[k], original: null, current: k === current, change: null });
+      continue;
+    }
+    const r = aligned[k];
+    const change = !r.changed ? null : r.walked == null ? "removed" : r.original == null ? "inserted" : "changed";
+    rows.push({
+      walked: r.walked != null ? L.walked[r.walked] : null,
+      original: r.original != null ? L.original[r.original] : null,
+      current: current != null && r.walked === current, change,
+    });
+  }
+  return { offset: s.offset, aligned: !!aligned, rows, above: first, below: count - last };
+}
+
+/** The pane. view: {c, k, i}. */
+export function bytecodePane() {
+  const p = pane("dl-bytecode", "Bytecode");
+  let offsetEl = null;   // the title's `· offset N`, updated in place
+
+  function paint({ c, k, i }) {
+    const s = c.steps[i];
+    if (!s) return noSteps(p, c, k, "Bytecode");
+    const view = bytecodeView(c, i);
+    setTitle(p, JSON.stringify([s.code, s.inline_stack]), () =>
+      ["Bytecode · ", crumbs(s), (offsetEl = h("span", { class: "dl-dim" }))]);
+    const offset = ` · offset ${s.offset}`;
+    if (offsetEl.textContent !== offset) offsetEl.textContent = offset;
+    if (view.missing) {
+      sync(p.body, [{ key: `missing:${s.code}`, make: () => h("div", { class: "dl-dim" }, "(unknown code)") }]);
+      return;
+    }
+    const pre = part(p, "pre", () => h("pre", { class: "dl-code" }));
+    sync(p.body, [
+      view.aligned ? {
+        key: "pair-head", make: () => h("div", { class: "dl-pair dl-pair-head dl-dim" },
+          h("span", { class: "dl-cell" }, "as Dynamo walks it (cleaned)"),
+          h("span", { class: "dl-cell" }, "as Python compiled it (dis)")),
+      } : null,
+      { key: "pre", make: () => pre },
+    ].filter(Boolean));
+    const first = view.above;
+    sync(pre, [
+      view.above ? textRow("dl-more", `… ${view.above} instruction(s) above`) : null,
+      ...view.rows.map((r, j) => ({
+        key: `${s.code}:${first + j}`,
+        cls: `dl-row${r.current ? " dl-current" : ""}${r.change ? ` dl-${r.change}` : ""}${view.aligned ? " dl-pair" : ""}`,
+        make: () => (view.aligned ?
+          h("span", null, h("span", { class: "dl-cell" }, r.walked ?? ""), h("span", { class: "dl-cell dl-orig" }, r.original ?? "")) :
+          h("span", null, r.walked)),
+      })),
+      view.below ? textRow("dl-more", `… ${view.below} instruction(s) below`) : null,
+    ].filter(Boolean));
+  }
+
+  return { el: p.el, selectCompile: () => resetPane(p), paint };
+}

@@ -1,0 +1,71 @@
+// The caption under the controls: what step i is and what it did (the line, the
+// instruction, the nodes and guards it added), a graph break or step cap met there, and
+// the note a jump leaves (where it came from, and that return goes back).
+
+import { instructionOf, stepLabel } from "../recording.js";
+import { code, commaList, h, plural } from "../dom.js";
+
+/** The caption's facts about step i (null for a compile with no steps). */
+export function stepSummary(c, i) {
+  const s = c.steps[i];
+  if (!s) return null;
+  return {
+    label: stepLabel(c, i),
+    lineno: s.lineno,
+    code_name: s.code_name,
+    inlinedFrom: s.inline_stack.length ? s.inline_stack[s.inline_stack.length - 1][0] : null,
+    instruction: instructionOf(s),
+    nodes: s.nodes_added,
+    guards: s.guards_added.length,
+    guardKinds: [...new Set(s.guards_added.map((g) => c.guard_details[g].kind))].sort(),
+    breaks: !!c.graph_break && c.graph_break.step === i,
+    capped: !!c.truncated && i === c.steps.length - 1,
+  };
+}
+
+/** What Dynamo does at the graph break, said where it happens. */
+function breakBanner(c) {
+  const gb = c.graph_break;
+  const out = [h("b", null, "Graph break here:"), " ", gb.reason];
+  if (gb.explanation) out.push(` — ${gb.explanation}`);
+  if (c.outcome === "restarted") {
+    out.push(" Dynamo abandons this attempt and traces the frame again (the next attempt), this time stopping before this instruction.");
+  } else if (c.resume_functions.length) {
+    out.push(" Dynamo compiles the graph built so far, runs this instruction in plain Python and continues in a resume function: ",
+      commaList(c.resume_functions.map((r) => r.code_name)), ".");
+  }
+  return h("div", { class: "dl-banner dl-error" }, out);
+}
+
+/** The caption. view: {c, i, note (what a jump said, or null), returnable}. */
+export function captionPane() {
+  const el = h("div", { class: "dl-caption-bar" });
+
+  function paint({ c, i, note, returnable }) {
+    const d = stepSummary(c, i);
+    const out = [];
+    if (!d) {
+      out.push(h("div", { class: "dl-caption" }, h("span", { class: "dl-stepno" }, stepLabel(c, i)), " · no steps"));
+    } else {
+      const did = [];
+      if (d.nodes.length) did.push([`added graph node${d.nodes.length > 1 ? "s" : ""} `, commaList(d.nodes)]);
+      if (d.guards) did.push(`installed ${plural(d.guards, "guard")} (${d.guardKinds.join(", ")})`);
+      out.push(h("div", { class: "dl-caption" },
+        h("span", { class: "dl-stepno" }, d.label),
+        ` · ${d.lineno != null ? `line ${d.lineno}` : "line ?"} in `, code(d.code_name),
+        d.inlinedFrom != null ? ` (inlined from ${d.inlinedFrom})` : "", " · ", code(d.instruction),
+        did.length ? [" → ", did.map((x, j) => [j ? "; " : "", x])] : ""));
+      if (d.breaks) out.push(breakBanner(c));
+      if (d.capped) {
+        out.push(h("div", { class: "dl-banner" }, "The step cap was reached here: Dynamo went on, but its later steps were not stored."));
+      }
+    }
+    if (note) {
+      out.push(h("div", { class: "dl-note" }, "↪ ", note,
+        returnable ? h("span", { class: "dl-dim" }, " · return (Backspace) goes back") : ""));
+    }
+    el.replaceChildren(...out);
+  }
+
+  return { el, selectCompile() {}, paint };
+}

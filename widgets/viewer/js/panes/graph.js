@@ -1,0 +1,182 @@
+// The FX graph pane: the graph as it grows. The kernel laid out every node the compile
+// ever created (widgets/viewer/layout.py); the drawing is made once per compile and nodes
+// and edges are revealed as the steps add them, so nothing moves while stepping. Without a
+// layout (no `dot`), the nodes made so far are listed as text. Nodes link (`data-node`) to
+// the step that made them; so do the names in the graph's Python code, below.
+
+import { nameAt, nodeOrder, nodesAt, nodeStep } from "../recording.js";
+import { commaList, h, pane, svgElement, sync } from "../dom.js";
+
+/** How much of the graph exists at step i and which nodes this step added. */
+export function graphView(c, i) {
+  const shown = nodesAt(c, i);
+  const before = c.steps.length && i > 0 ? nodesAt(c, i - 1) : 0;
+  const fresh = c.steps.length ? nodeOrder(c).order.slice(before, shown) : [];
+  return { shown, total: c.nodes.length, fresh, names: fresh.map((k) => nameAt(c.nodes[k], i)) };
+}
+
+/** A node's tooltip: what it is, its name before a rename, and the step that made it. */
+function nodeTip(c, k) {
+  const node = c.nodes[k];
+  const renamedAt = node.renamed_at != null && node.created_name && node.created_name !== node.name ?
+    ` (named ${node.created_name} until step ${node.renamed_at})` : "";
+  return `${node.name} = ${node.op}[${node.target}](${node.args})${renamedAt}` +
+    (node.in_graph ? "" : " (not in the final graph)") + ` · made at step ${nodeStep(c, k)}: click to go there`;
+}
+
+/** The whole drawing, every node and edge hidden: what painting a step reveals. */
+function makeDrawing(c, g) {
+  const { order, rank } = nodeOrder(c);
+  const nodeEls = new Array(c.nodes.length);
+  const outlines = new Array(c.nodes.length);
+  const renamed = [];
+  const edgesAt = c.nodes.map(() => []);
+  const root = svgElement("svg", {
+    viewBox: `0 0 ${g.width} ${g.height}`, width: `${g.width}pt`, height: `${g.height}pt`,
+    role: "img", "aria-label": "the FX graph",
+  });
+  const edges = svgElement("g", { class: "dl-edges" });
+  for (const e of g.edges) {
+    const el = svgElement("g", { class: "edge" }, svgElement("path", { d: e.path, fill: "none" }),
+      e.arrow ? svgElement("polygon", { points: e.arrow }) : null);
+    el.style.display = "none";
+    edgesAt[Math.max(rank[e.tail], rank[e.head])].push(el);
+    edges.append(el);
+  }
+  const nodes = svgElement("g", { class: "dl-nodes" });
+  for (const n of g.nodes) {
+    const node = c.nodes[n.node];
+    const [kind, ...geo] = n.shape;
+    let outline = null;
+    if (kind === "ellipse") outline = svgElement("ellipse", { cx: geo[0], cy: geo[1], rx: geo[2], ry: geo[3] });
+    else if (kind === "path") outline = svgElement("path", { d: geo[0] });
+    else if (kind === "polygon") outline = svgElement("polygon", { points: geo[0] });
+    const el = svgElement("g", { class: `node dl-op-${node.op}${node.in_graph ? "" : " dl-dropped"}`, "data-node": n.node });
+    const tip = svgElement("title");
+    tip.textContent = nodeTip(c, n.node);
+    el.append(tip);
+    if (outline) el.append(outline);
+    n.text.forEach(([x, y], line) => {
+      const t = svgElement("text", { x, y, "text-anchor": "middle" });
+      t.textContent = n.lines[line] ?? "";
+      el.append(t);
+      if (line === 0 && node.renamed_at != null && node.created_name && node.created_name !== node.name) {
+        renamed.push({ node, text: t, line: n.lines[0] });
+      }
+    });
+    el.style.display = "none";
+    nodeEls[n.node] = el;
+    outlines[n.node] = outline;
+    nodes.append(el);
+  }
+  // New and linked-to nodes are outlined on a layer of their own, above the drawing:
+  // the nodes themselves never change class, so marking them restyles nothing else.
+  const marks = svgElement("g", { class: "dl-marks" });
+  root.append(edges, nodes, marks);
+  return { root, byRank: order.map((k) => nodeEls[k]), edgesAt: order.map((k, r) => edgesAt[r]), renamed, outlines, marks, shown: 0 };
+}
+
+/** The graph's Python code, each node's name a link to the step that made it. */
+function codeRows(c) {
+  const byName = new Map(c.nodes.map((n, k) => [n.name, k]));
+  return c.graph_code.split("\n").map((line) => {
+    const m = /^(\s*)([A-Za-z_]\w*)( = .*)$/.exec(line);
+    if (m && byName.has(m[2])) {
+      const k = byName.get(m[2]);
+      return h("span", { class: "dl-row" }, m[1],
+        h("button", { class: "dl-link dl-node-link", type: "button", "data-node": k, title: `go to step ${nodeStep(c, k)}, which made this node` }, m[2]),
+        m[3]);
+    }
+    return h("span", { class: "dl-row" }, line);
+  });
+}
+
+/** The pane. selectCompile({c, k, layout}); paint(view) with view {c, k, i, flash, fit}. */
+export function graphPane() {
+  const p = pane("dl-graph", "FX graph");
+  const drawing = h("div", { class: "dl-drawing" });
+  const listing = h("div", { class: "dl-graph-text" });
+  const graphCode = h("details", { class: "dl-graph-code" });
+  p.body.replaceChildren(drawing, listing, graphCode);
+  let c = null, k = -1, layout = {}, drawn = null, codeOf = -1;
+
+  function paintCode() {   // on demand: when the details are open
+    if (!graphCode.open || !c.graph_code || codeOf === k) return;
+    codeOf = k;
+    graphCode.replaceChildren(h("summary", null, "the graph's Python code"), h("pre", { class: "dl-code" }, codeRows(c)));
+  }
+  graphCode.addEventListener("toggle", () => { if (c) paintCode(); });
+
+  function selectCompile(compile) {
+    ({ c, k } = compile);
+    layout = compile.layout || {};
+    drawn = null;
+    drawing.replaceChildren();
+    drawing.hidden = !!layout.error || !layout.nodes || !c.nodes.length;
+    listing.hidden = !drawing.hidden;
+    if (!drawing.hidden) {
+      drawn = makeDrawing(c, layout);
+      drawing.append(drawn.root);
+    }
+    graphCode.replaceChildren(h("summary", null, "the graph's Python code"));
+    graphCode.hidden = !c.graph_code;
+    codeOf = -1;
+    paintCode();
+  }
+
+  function paint({ i, flash, fit }) {
+    const { shown, total, fresh, names } = graphView(c, i);
+    drawing.classList.toggle("dl-fit", !!fit);
+    p.head.replaceChildren("FX graph ", h("span", { class: "dl-dim" },
+      ` · ${shown} of ${total} node(s)`, names.length ? [" · new: ", commaList(names)] : ""));
+    if (drawn) paintDrawing(drawn, c, i, shown, fresh, flash && flash.node != null ? flash.node : null);
+    else paintListing(shown, fresh, i);
+  }
+
+  function paintListing(shown, fresh, i) {
+    // names change at renames, not only when nodes appear
+    const renamed = c.nodes.filter((n) => n.renamed_at != null && n.renamed_at <= i).length;
+    const key = `${k}|${shown}|${fresh.length}|${renamed}`;
+    if (listing.dataset.key === key) return;
+    listing.dataset.key = key;
+    const items = nodeOrder(c).order.slice(0, shown).map((j) => {
+      const n = c.nodes[j];
+      const meta = n.dtype ? ` ${n.dtype}${n.shape || ""}` : "";
+      const when = n.step == null ? "after tracing" : `step ${n.step}`;
+      return h("li", { class: fresh.includes(j) ? "dl-new" : null, "data-node": j },
+        `${nameAt(n, i)} = ${n.op}[${n.target}](${n.args})${meta}   # ${when}${n.in_graph ? "" : "   (not in the final graph)"}`);
+    });
+    listing.replaceChildren(
+      layout.error ? h("div", { class: "dl-faint" }, `No drawing: ${layout.error}.`) : "",
+      items.length ? h("ul", { class: "dl-list" }, items) : h("div", { class: "dl-faint" }, "(no nodes yet)"));
+  }
+
+  return { el: p.el, selectCompile, paint };
+}
+
+/** Reveal the nodes and edges that exist at step i, outline the new and the linked-to ones,
+ * and name each renamed node as it was then. */
+function paintDrawing(d, c, i, shown, fresh, flashed) {
+  const lo = Math.min(d.shown, shown), hi = Math.max(d.shown, shown);
+  for (let r = lo; r < hi; r++) {
+    const display = r < shown ? "" : "none";
+    d.byRank[r].style.display = display;
+    for (const e of d.edgesAt[r]) e.style.display = display;
+  }
+  d.shown = shown;
+  const mark = (k, cls) => ({
+    key: `${cls}${k}`,
+    make: () => {
+      const el = d.outlines[k] ? d.outlines[k].cloneNode(false) : svgElement("g");
+      el.setAttribute("class", cls);
+      el.setAttribute("data-node", k);
+      return el;
+    },
+  });
+  sync(d.marks, [...fresh.map((k) => mark(k, "dl-new")), ...(flashed != null ? [mark(flashed, "dl-flash")] : [])]);
+  for (const r of d.renamed) {
+    const name = nameAt(r.node, i);
+    const text = name === r.node.name ? r.line : name;
+    if (r.text.textContent !== text) r.text.textContent = text;
+  }
+}

@@ -1,0 +1,86 @@
+// The guards pane: the guards installed so far, the new ones marked. Ambient guards are
+// folded, the recent ones the code installed are listed and earlier ones counted, and at
+// the last step those added after tracing follow. A guard links (`data-guard`) to the
+// step that installed it.
+
+import { guardGroups, guardsAt, guardStep, lastStep } from "../recording.js";
+import { h, pane, part, resetPane, setTitle, sync, textRow } from "../dom.js";
+
+export const RECENT_GUARDS = 40;     // guards listed in full; earlier ones are counted
+
+/** The guards listed at step i: the ambient ones (folded), how many earlier ones are only
+ * counted, the recent ones the code installed, and at the last step those added after. */
+export function guardsView(c, i) {
+  const groups = guardGroups(c);
+  const n = guardsAt(c, i);
+  const atEnd = !c.steps.length || i === lastStep(c);
+  const installed = groups.stepped.slice(0, n);
+  const shown = installed.slice(-RECENT_GUARDS);
+  return {
+    ambient: groups.ambient,
+    earlier: installed.length - shown.length,
+    shown: shown.map((k) => ({ k, isNew: c.steps.length > 0 && c.guard_details[k].step === i })),
+    after: atEnd ? groups.after : [],
+    total: groups.ambient.length + n + (atEnd ? groups.after.length : 0),
+  };
+}
+
+/** One guard as a row: its text, and where and when it was installed. */
+function guardItem(c, k, isNew, flashed) {
+  const g = c.guard_details[k];
+  const step = guardStep(c, k);
+  return {
+    key: `g${k}`,
+    cls: [isNew ? "dl-new" : "", step != null ? "dl-linked" : "", flashed === k ? "dl-flash" : ""].join(" ").trim(),
+    make: () => {
+      let where;
+      if (g.lineno) {
+        where = [`line ${g.lineno}`, g.line ? `: ${g.line}` : "", g.code_name ? ` (in ${g.code_name})` : ""];
+      } else if (g.ambient) {
+        where = ["ambient: installed for every frame"];
+      } else {
+        where = ["installed after tracing, when the graph was compiled"];
+      }
+      if (g.step != null) where.push(` · step ${g.step}`);
+      return h("li", {
+        "data-guard": step != null ? k : null,
+        title: step != null ? `installed at step ${step}: click to go there` : null,
+      }, g.text, h("span", { class: "dl-where" }, where));
+    },
+  };
+}
+
+/** The pane. view: {c, k, i, flash ({guard} when a link led here)}. */
+export function guardsPane() {
+  const p = pane("dl-guards", "Guards");
+
+  function paint({ c, k, i, flash }) {
+    const view = guardsView(c, i);
+    const flashed = flash && flash.guard != null ? flash.guard : null;
+    setTitle(p, `${k}|${view.total}`, () =>
+      ["Guards ", h("span", { class: "dl-dim" }, `· ${view.total} installed so far (${view.ambient.length} ambient)`)]);
+    let shown = view.shown;
+    // A guard reached through a link is shown even when it is older than the recent ones.
+    if (flashed != null && !shown.some((g) => g.k === flashed) && guardStep(c, flashed) != null && guardStep(c, flashed) <= i) {
+      shown = [{ k: flashed, isNew: c.guard_details[flashed].step === i }, ...shown];
+    }
+    const list = part(p, "list", () => h("ul", { class: "dl-list" }));
+    const after = part(p, "after", () => h("ul", { class: "dl-list" }));
+    sync(p.body, [
+      view.ambient.length ? {
+        key: `ambient:${k}`, make: () => h("details", { class: "dl-ambient" },
+          h("summary", null, `${view.ambient.length} ambient guard(s), installed before the first instruction`),
+          h("ul", { class: "dl-list" }, view.ambient.map((j) => guardItem(c, j, false, null).make()))),
+      } : null,
+      view.earlier ? textRow("dl-more dl-faint", `… ${view.earlier} earlier guard(s); all of them are in the guard tree below`) : null,
+      shown.length ? { key: "list", make: () => list } : null,
+      !shown.length && !view.after.length ? textRow("dl-faint", "No guards installed by the traced code yet.") : null,
+      view.after.length ? { key: "after-title", make: () => h("div", { class: "dl-subtitle" }, "After tracing") } : null,
+      view.after.length ? { key: "after", make: () => after } : null,
+    ].filter(Boolean));
+    sync(list, shown.map((g) => guardItem(c, g.k, g.isNew, flashed)));
+    sync(after, view.after.map((j) => guardItem(c, j, false, flashed)));
+  }
+
+  return { el: p.el, selectCompile: () => resetPane(p), paint };
+}

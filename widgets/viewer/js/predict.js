@@ -1,0 +1,174 @@
+// Predict mode: before each step forward the learner says what the instruction will do,
+// then sees. `question` and `grade` are pure (node tests them); `PredictMode` holds the
+// question asked and the answer so far for the Viewer, and paints them.
+//
+// The choices carry what they choose as data-* attributes (`data-answer`, `data-kind`,
+// `data-effect`, `data-action`); the Viewer turns a click on one into the answer or the
+// step. Python reads the answers back (widgets' exercises, review_predictions) with the
+// same effects vocabulary: a test holds the two lists together.
+
+import { breakStep, instructionOf, memo, pushedKind } from "./recording.js";
+import { code, h } from "./dom.js";
+
+/** What an instruction can do besides pushing: [id, as a choice, as it is told after]. */
+export const EFFECTS = [
+  ["node", "adds a node to the FX graph", "added a node to the FX graph"],
+  ["guard", "installs a guard", "installed a guard"],
+  ["break", "breaks the graph", "broke the graph"],
+  ["inline", "inlines a call (steps into it)", "inlined a call"],
+  ["return", "returns from its frame", "returned from its frame"],
+];
+
+function pushedKinds(c) {   // kinds the compile pushes, most frequent first
+  return memo(c, "kinds", () => {
+    const count = new Map();
+    c.steps.forEach((_, j) => {
+      const kind = pushedKind(c, j);
+      if (kind) count.set(kind, (count.get(kind) || 0) + 1);
+    });
+    return [...count.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map((e) => e[0]);
+  });
+}
+
+// Instructions that only keep CPython's books: when one does nothing visible, predict mode
+// takes it without asking (there is nothing to reason about).
+const BOOKKEEPING = new Set(["RESUME", "NOP", "PRECALL", "CACHE", "EXTENDED_ARG", "COPY_FREE_VARS", "MAKE_CELL"]);
+
+/** What step i + 1 does, as predict mode asks it: the instruction about to run, the
+ * choices (tracker kinds pushed in this compile, and EFFECTS), the truth, and whether it
+ * is worth asking (`bookkeeping`: a no-op such as RESUME or PRECALL that did nothing).
+ * Null at the last step. */
+export function question(c, i) {
+  if (!(i >= 0 && i < c.steps.length - 1)) return null;
+  const here = c.steps[i], next = c.steps[i + 1];
+  const inlines = next.depth > here.depth;
+  // Entering a callee: the instruction about to run is the caller's call, whose own step
+  // is recorded once the callee has returned.
+  let shown = next;
+  if (inlines) {
+    const j = c.steps.findIndex((s, k) => k > i + 1 && s.depth <= here.depth);
+    shown = j >= 0 ? c.steps[j] : null;
+  }
+  const does = [];
+  if (next.nodes_added.length) does.push("node");
+  if (next.guards_added.length) does.push("guard");
+  if (breakStep(c) === i + 1) does.push("break");
+  if (inlines) does.push("inline");
+  if (/^RETURN/.test(next.opname)) does.push("return");
+  const pushes = inlines ? null : pushedKind(c, i + 1);
+  const kinds = pushedKinds(c).filter((k) => k !== pushes).slice(0, pushes ? 2 : 3);
+  if (pushes) kinds.push(pushes);
+  kinds.sort();
+  return {
+    step: i + 1,
+    instruction: shown ? instructionOf(shown) : "a call",
+    lineno: shown ? shown.lineno : null,
+    code_name: shown ? shown.code_name : here.code_name,
+    kinds, truth: { pushes, does },
+    bookkeeping: !inlines && BOOKKEEPING.has(next.opname) && !pushes && !does.length,
+  };
+}
+
+/** Is an answer ({pushes: kind or null, does: [...]}) right about question q? */
+export function grade(q, answer) {
+  const does = [...new Set(answer.does)].sort();
+  const truth = [...q.truth.does].sort();
+  return (answer.pushes ?? null) === q.truth.pushes &&
+    does.length === truth.length && does.every((d, k) => d === truth[k]);
+}
+
+/** What predict mode keeps of an answer to q about compile c, as the `predictions` trait
+ * holds it; `chosen` is {pushes, does: a Set of effect ids}. */
+export function prediction(c, q, chosen) {
+  const answer = { pushes: chosen.pushes, does: EFFECTS.map((e) => e[0]).filter((d) => chosen.does.has(d)) };
+  return {
+    compile: c.compile_id, step: q.step, instruction: q.instruction, lineno: q.lineno,
+    answer, truth: q.truth, correct: grade(q, answer),
+  };
+}
+
+/** Predict mode's state and its box, owned by the Viewer: `ask` before a step forward,
+ * `choose` what a clicked choice carries, `settle` the answer when the step is taken. */
+export class PredictMode {
+  constructor() {
+    this.el = h("div", { class: "dl-predict", hidden: true });
+    this.on = false;
+    this.asking = null;    // the question asked, or null
+    this.answer = null;    // the answer so far: {pushes, does: a Set of effect ids}
+    this.verdict = null;   // about the last step taken: {q, answer, correct} or {q, skipped}
+  }
+
+  /** Before stepping forward from step i: whether to ask (a bookkeeping step is taken). */
+  ask(c, i) {
+    const q = question(c, i);
+    if (q && q.bookkeeping) this.verdict = { q, skipped: true };
+    if (!q || q.bookkeeping) return false;
+    this.asking = q;
+    this.answer = { pushes: null, does: new Set() };
+    this.verdict = null;
+    return true;
+  }
+
+  /** A choice: what the instruction pushes (one), or an effect (ticked or not). */
+  choose({ answer, kind, effect }) {
+    if (!this.asking) return;
+    if (answer === "pushes") this.answer.pushes = kind ?? null;
+    else if (this.answer.does.has(effect)) this.answer.does.delete(effect);
+    else this.answer.does.add(effect);
+  }
+
+  /** The answer to the question asked, as the `predictions` trait keeps it (null: none). */
+  settle(c) {
+    const q = this.asking;
+    if (!q) return null;
+    const record = prediction(c, q, this.answer);
+    this.verdict = { q, answer: record.answer, correct: record.correct };
+    return record;
+  }
+
+  /** The box: the score over `predictions` (every answer so far), the question, the verdict. */
+  paint(predictions) {
+    const el = this.el;
+    el.hidden = !this.on;
+    if (!this.on) return;
+    const right = predictions.filter((p) => p.correct).length;
+    const q = this.asking;
+    const out = [h("div", { class: "dl-predict-head" }, h("b", null, "Predict"),
+      h("span", { class: "dl-score dl-dim" }, ` · ${right} of ${predictions.length} right`),
+      q ? null : h("span", { class: "dl-dim" }, " · press forward (→) to be asked about the next instruction"))];
+    if (q) out.push(...asked(q, this.answer));
+    const v = this.verdict;
+    if (v && v.skipped && !q) {
+      out.push(h("div", { class: "dl-verdict dl-dim" }, code(v.q.instruction),
+        ": bookkeeping that changed nothing here, taken without asking."));
+    } else if (v && !q) {
+      const truth = [v.q.truth.pushes ? ["pushed ", code(v.q.truth.pushes)] : "pushed nothing"];
+      for (const [id, , told] of EFFECTS) if (v.q.truth.does.includes(id)) truth.push(told);
+      out.push(h("div", { class: `dl-verdict ${v.correct ? "dl-right" : "dl-wrong"}` },
+        v.correct ? "Right: " : "Not quite. It ", truth.flatMap((t, j) => (j ? [", ", t] : [t])), "."));
+    }
+    el.replaceChildren(...out);
+  }
+}
+
+/** The question and its choices, numbered for the keys 1-9 in the order shown. */
+function asked(q, answer) {
+  let n = 0;
+  const chip = (label, pressed, data) => {
+    n += 1;
+    return h("button", { class: "dl-chip", type: "button", "aria-pressed": String(pressed), title: `key ${n}`, ...data },
+      h("span", { class: "dl-key" }, String(n)), label);
+  };
+  const pushes = [null, ...q.kinds].map((kind) => chip(kind ?? "nothing", answer.pushes === kind,
+    { "data-answer": "pushes", "data-kind": kind }));
+  const does = EFFECTS.map(([id, label]) => chip(label, answer.does.has(id), { "data-answer": "does", "data-effect": id }));
+  return [
+    h("div", { class: "dl-question" }, "Next: ", code(q.instruction),
+      q.lineno != null ? ` on line ${q.lineno}` : "", " in ", code(q.code_name), ". What will it do?"),
+    h("div", { class: "dl-choices" }, h("span", { class: "dl-dim" }, "It pushes: "), pushes),
+    h("div", { class: "dl-choices" }, h("span", { class: "dl-dim" }, "It also (tick all that apply): "), does),
+    h("div", { class: "dl-choices" },
+      h("button", { class: "dl-button dl-reveal", type: "button", title: "check your answer and take the step (Enter)", "data-action": "reveal" }, "reveal"),
+      h("button", { class: "dl-button dl-skip", type: "button", title: "take the step without answering (S)", "data-action": "skip" }, "skip")),
+  ];
+}
