@@ -84,12 +84,12 @@ def match_guard_texts(details: list[Guard], leaves: list[Leaf]) -> list[Guard]:
         if i is not None:  # (dataclasses.replace costs several times more)
             g = Guard(text=leaves[i].text, kind=g.kind, source=g.source, ambient=g.ambient,
                       step=g.step, lineno=g.lineno, line=g.line, code_name=g.code_name,
-                      tree_kind=leaves[i].kind)
+                      tree_kind=leaves[i].kind, leaf=i)
         out.append(g)
     for i, leaf in enumerate(leaves):
         if not used[i]:
             out.append(Guard(text=leaf.text, kind=leaf.kind, source=sources[i],
-                             tree_kind=leaf.kind))
+                             tree_kind=leaf.kind, leaf=i))
     return out
 
 

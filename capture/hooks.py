@@ -17,7 +17,10 @@ Hooks (all checked on 2.13.0):
   up as a module global by `ConvertFrameAssert.__call__`. Wrapped to see its
   compile id, its result (the guard manager) and any exception.
 - `convert_frame.get_and_maybe_log_recompilation_reasons` returns the failed
-  guards of a recompile; looked up as a module global in `_compile`.
+  guards of a recompile; looked up as a module global in `_compile`. The same
+  function in `guards`, imported from there when it is called, is what the
+  `fail_on_recompile` stance asks before it refuses: wrapped too. The listener
+  gets the cache entries and the frame too, to find every failing guard.
 - `convert_frame.register_bytecode_hook(hook)` (official): `hook(code, new_code)`
   for every rewritten frame, including resume functions.
 - A logging handler on the `torch._dynamo` logger, for WARNING and above (the
@@ -43,7 +46,8 @@ class Listener(Protocol):
     def on_backend(self, output: Any, gm: Any) -> None: ...
     def on_compile_end(self, code: Any, compile_id: Any, result: Any,
                        exc: BaseException | None, falls_back: bool) -> None: ...
-    def on_recompile_reasons(self, code: Any, reasons: list[str]) -> None: ...
+    def on_recompile_reasons(self, code: Any, reasons: list[str], entries: Any = (),
+                             frame: Any = None, refused: bool = False) -> None: ...
     def on_bytecode(self, code: Any, new_code: Any) -> None: ...
     def on_warning(self, message: str) -> None: ...
 
@@ -145,13 +149,19 @@ def _falls_back(exc: BaseException, code: Any, args: tuple[Any, ...],
     return internals.is_soft_failure(exc)
 
 
-def _wrap_recompile_reasons(listener: Listener) -> Callable[[Any], Any]:
+def _wrap_recompile_reasons(listener: Listener, refused: bool = False) -> Callable[[Any], Any]:
+    """`refused`: the stance's copy, called when a recompile is refused rather than made."""
     def make(original: Any) -> Any:
         @functools.wraps(original)
         def get_and_maybe_log_recompilation_reasons(cache_entries: Any, frame: Any,
                                                     *args: Any, **kwargs: Any) -> Any:
-            reasons = original(cache_entries, frame, *args, **kwargs)
-            listener.on_recompile_reasons(frame.f_code, list(reasons))
+            try:
+                reasons = original(cache_entries, frame, *args, **kwargs)
+            except BaseException:  # error_on_recompile raises here: the guards failed all the same
+                listener.on_recompile_reasons(frame.f_code, [], cache_entries, frame, refused)
+                raise
+            listener.on_recompile_reasons(frame.f_code, list(reasons), cache_entries, frame,
+                                          refused)
             return reasons
 
         return get_and_maybe_log_recompilation_reasons
@@ -161,7 +171,7 @@ def _wrap_recompile_reasons(listener: Listener) -> Callable[[Any], Any]:
 
 def install(listener: Listener) -> Undo:
     """Install every hook; return one undo. A failure half-way undoes what was done."""
-    from torch._dynamo import convert_frame, output_graph, symbolic_convert
+    from torch._dynamo import convert_frame, guards, output_graph, symbolic_convert
 
     tx_cls = symbolic_convert.InstructionTranslatorBase
     undos: list[Undo] = []
@@ -173,6 +183,8 @@ def install(listener: Listener) -> Undo:
         undos.append(_patch(convert_frame, "_compile", _wrap_compile(listener)))
         undos.append(_patch(convert_frame, "get_and_maybe_log_recompilation_reasons",
                             _wrap_recompile_reasons(listener)))
+        undos.append(_patch(guards, "get_and_maybe_log_recompilation_reasons",
+                            _wrap_recompile_reasons(listener, refused=True)))
         handle = convert_frame.register_bytecode_hook(listener.on_bytecode)
         undos.append(handle.remove)
         undos.append(_listen_to_warnings(listener))
@@ -245,14 +257,15 @@ def _run_all(undos: list[Undo]) -> None:
 
 def installed() -> list[str]:
     """Names of hooks of ours that are in place right now (empty when none is)."""
-    from torch._dynamo import convert_frame, output_graph, symbolic_convert
+    from torch._dynamo import convert_frame, guards, output_graph, symbolic_convert
 
     found = []
     tx_cls = symbolic_convert.InstructionTranslatorBase
     for owner, name in [(tx_cls, "step"), (tx_cls, "log_graph_break"),
                         (output_graph.OutputGraph, "call_user_compiler"),
                         (convert_frame, "_compile"),
-                        (convert_frame, "get_and_maybe_log_recompilation_reasons")]:
+                        (convert_frame, "get_and_maybe_log_recompilation_reasons"),
+                        (guards, "get_and_maybe_log_recompilation_reasons")]:
         if getattr(getattr(owner, name), "__dynamo_lab_wrapper__", False):
             found.append(f"{getattr(owner, '__name__', owner)}.{name}")
     for hook in convert_frame._bytecode_hooks.values():

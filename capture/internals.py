@@ -438,3 +438,123 @@ def tracker_fields(v: Any) -> dict[str, Any]:
     `__getattr__` (a lazy tracker's realizes) nor a property that builds trackers
     (`DunderDictVariable.items`). 2.13, 2.14."""
     return v.__dict__
+
+
+# -- recompiles: cache entries and their guard trees -------------------------------
+# A cache entry's guard manager is a `GuardManagerWrapper` (torch/_dynamo/guards.py)
+# around a C++ `RootGuardManager` (torch._C._dynamo.guards). Nothing below asks a
+# manager to check (`check` counts failures and reorders the tree): leaves are called.
+
+
+def cache_entry_fields(entry: Any) -> tuple[Any, Any]:
+    """(compile_id, guard_manager) of a `CacheEntry`, as `get_and_maybe_log_recompilation_reasons`
+    receives them and `_debug_get_cache_entry_list(code)` lists them. 2.13, 2.14."""
+    return getattr(entry, "compile_id", None), getattr(entry, "guard_manager", None)
+
+
+def frame_locals(frame: Any) -> Any:
+    """The locals of a frame Dynamo is about to compile (`frame.f_locals`), what it hands
+    every guard manager's `check_verbose` when it looks for recompile reasons. 2.13, 2.14."""
+    return frame.f_locals
+
+
+def guard_manager_of(result: Any) -> Any:
+    """The guard manager a finished compile installs (`result.guarded_code.guard_manager`,
+    the same object its cache entry holds), or None. 2.13, 2.14."""
+    guarded = getattr(result, "guarded_code", None) if result is not None else None
+    return getattr(guarded, "guard_manager", None) if guarded is not None else None
+
+
+def guard_root(manager: Any) -> Any:
+    """The C++ root of a guard manager wrapper (`.root`, a RootGuardManager). 2.13, 2.14."""
+    return manager.root
+
+
+def guard_scope(manager: Any, f_locals: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(globals, locals) to evaluate guard code in, built as `get_guard_fail_reason_helper`
+    builds them: the manager's `global_scope` (helpers such as `___check_obj_id`), and
+    `{"L": f_locals, "G": global_scope["G"]}` with its `closure_vars`. 2.13, 2.14."""
+    global_scope = dict(manager.global_scope or {})
+    scope = {"L": f_locals, "G": global_scope.get("G", {})}
+    scope.update(manager.closure_vars or {})
+    return global_scope, scope
+
+
+def leaf_guards(mgr: Any) -> list[Any]:
+    """A manager's leaf checks (`get_leaf_guards()`), in the order it runs and prints them. 2.13, 2.14."""
+    return mgr.get_leaf_guards()
+
+
+def child_managers(mgr: Any) -> list[tuple[str, Any]]:
+    """(accessor repr, child manager) of each accessor of a manager (`get_accessors()`,
+    `get_child_managers()`, in the order it holds them now: failures reorder them). The
+    repr (`FrameLocalsGuardAccessor(key='x', framelocals_idx=0)`, `GetAttrGuardAccessor(k)`)
+    names the step from the parent's value to the child's. 2.13, 2.14."""
+    return [(a.repr(), c) for a, c in zip(mgr.get_accessors(), mgr.get_child_managers())]
+
+
+def dict_entry_managers(mgr: Any) -> list[tuple[str, Any]]:
+    """A `DictGuardManager`'s key and value managers by entry index (`get_key_value_managers()`),
+    as the tree prints them: `key <i>` then `value <i>`; none for other managers. 2.13, 2.14."""
+    from torch._C._dynamo.guards import DictGuardManager
+
+    if not isinstance(mgr, DictGuardManager):
+        return []
+    out = []
+    for index, (key, value) in sorted(mgr.get_key_value_managers().items()):
+        if key is not None:
+            out.append((f"key {index}", key))
+        if value is not None:
+            out.append((f"value {index}", value))
+    return out
+
+
+def epilogue_guards(root: Any) -> list[Any]:
+    """The root's epilogue lambda guards (`get_epilogue_lambda_guards()`: the shape relations
+    Dynamo checks after every other guard), printed at the end of the tree. 2.13, 2.14."""
+    get = getattr(root, "get_epilogue_lambda_guards", None)
+    return list(get()) if get is not None else []
+
+
+def manager_source(mgr: Any) -> str | None:
+    """The source a manager guards (`get_source()`, e.g. `L['c'].k`). 2.13, 2.14."""
+    return mgr.get_source() or None
+
+
+def manager_type(mgr: Any) -> Any:
+    """The type the guarded value had when the guards were built (`get_type_of_guarded_value()`). 2.13, 2.14."""
+    return mgr.get_type_of_guarded_value()
+
+
+def leaf_kind(leaf: Any) -> str:
+    """A leaf's kind as the tree prints it: its class name (`TENSOR_MATCH`). 2.13, 2.14."""
+    return type(leaf).__name__
+
+
+def leaf_parts(leaf: Any) -> list[str]:
+    """A leaf's code parts (`verbose_code_parts()`), each with the user-line comment the
+    tree prints after it; one printed line each. 2.13, 2.14."""
+    return list(leaf.verbose_code_parts())
+
+
+def is_relational(leaf: Any) -> bool:
+    """A relational guard (NO_TENSOR_ALIASING, OBJECT_ALIASING, STORAGE_OVERLAPPING): it hangs
+    under several managers, keeps state between calls until the root resets it, and so is
+    never called here. 2.13, 2.14."""
+    from torch._C._dynamo.guards import RelationalGuard
+
+    return isinstance(leaf, RelationalGuard)
+
+
+def leaf_check(leaf: Any, value: Any) -> bool:
+    """Run one leaf check on a value (`leaf(value)`, the C++ `LeafGuard.__call__`); it
+    changes nothing (fail counts and order belong to managers). 2.13, 2.14."""
+    return bool(leaf(value))
+
+
+def dispatch_keys(tensor: Any) -> Any:
+    """A tensor's dispatch key set (`torch._C._dispatch_keys`), what TENSOR_MATCH compares
+    first. 2.13, 2.14."""
+    import torch
+
+    return torch._C._dispatch_keys(tensor)

@@ -21,6 +21,7 @@ from . import hooks, internals
 from .attempt import Attempt, first_line, outcome_of
 from .bytecode import code_info
 from .guards import guard_tree_leaves, match_guard_texts
+from .recompiles import Recompiles
 from .recording import Compile, Event, EventKind, GraphBreak, Outcome, Recording
 from .text import MAX_NAME, MESSAGE_LIMIT, listing, shorten
 from .variables import VarReader
@@ -48,12 +49,15 @@ class Recorder:
         self._output: Any = None
         self._live: dict[int, Attempt] = {}  # id(output graph) -> attempt
         self._reasons: dict[Any, list[str]] = {}  # code -> failed guards of this recompile
+        self.recompiles = Recompiles()  # installed guard trees, and what a recompile found
         self._counters_before = internals.counters()
         self.interrupt_pending = False  # set by record()'s SIGINT handler
         self.generation = 0  # resets of Dynamo seen while recording
 
-    def _event(self, kind: str, compile_id: str | None, message: str) -> None:
-        self.recording.events.append(Event(kind, compile_id, shorten(message, MESSAGE_LIMIT)))
+    def _event(self, kind: str, compile_id: str | None, message: str,
+               failed_guards: tuple = ()) -> None:
+        self.recording.events.append(Event(kind, compile_id, shorten(message, MESSAGE_LIMIT),
+                                           failed_guards))
 
     # -- callbacks -----------------------------------------------------------
 
@@ -96,9 +100,23 @@ class Recorder:
         if threading.get_ident() == self.thread:
             self._safely(self._compile_end, code, compile_id, result, exc, falls_back)
 
-    def on_recompile_reasons(self, code: Any, reasons: list[str]) -> None:
+    def on_recompile_reasons(self, code: Any, reasons: list[str], entries: Any = (),
+                             frame: Any = None, refused: bool = False) -> None:
         if threading.get_ident() == self.thread:
-            self._reasons[code] = [_reason_line(r) for r in reasons]
+            if not refused:
+                self._reasons[code] = [_reason_line(r) for r in reasons]
+            if frame is not None:
+                self._safely(self._failed_guards, code, reasons, entries, frame, refused)
+
+    def _failed_guards(self, code: Any, reasons: list[str], entries: Any, frame: Any,
+                       refused: bool) -> None:
+        self.recompiles.failed(self.generation, code, entries, internals.frame_locals(frame))
+        if refused:  # the fail_on_recompile stance raises next; no compile follows
+            replaces, failed = self.recompiles.done(code)
+            first = f": {_reason_line(reasons[0])}" if reasons else ""
+            self._event(EventKind.FAIL_ON_RECOMPILE, replaces,
+                        f"{code.co_name}: the fail_on_recompile stance refused to recompile "
+                        f"({len(failed)} failing guard(s)){first}", failed)
 
     def on_bytecode(self, code: Any, new_code: Any) -> None:
         if threading.get_ident() == self.thread:
@@ -149,6 +167,7 @@ class Recorder:
                     firstlineno=code.co_firstlineno, source_lines=list(info.source_lines),
                     codes=[info])
         c.recompile_reasons = list(self._reasons.get(code, []))
+        c.replaces, c.failed_guards = self.recompiles.take(code)
         if any(o.compile_id == compile_id and o.generation == self.generation
                for o in self.recording.compiles):
             # the same id again: Dynamo was reset while recording
@@ -177,10 +196,11 @@ class Recorder:
     def _compile_end(self, code: Any, compile_id: Any, result: Any,
                      exc: BaseException | None, falls_back: bool = False) -> None:
         self._reasons.pop(code, None)
+        failed = self.recompiles.done(code)[1]
         attempts = [a for a in self._live.values() if a.code is code]
         if not attempts:
             if exc is not None:
-                self._unrecorded_failure(code, compile_id, exc)
+                self._unrecorded_failure(code, compile_id, exc, failed)
             return
         last = attempts[-1]
         for a in attempts:
@@ -206,6 +226,7 @@ class Recorder:
             c.guard_tree = listing(tree)
             c.guards = [leaf.text for leaf in leaves]
             c.guard_details = match_guard_texts(c.guard_details, leaves)
+            self.recompiles.installed(c.generation, compile_id, result, c)
             previous = _previous_attempt(self.recording, c)
             if (c.outcome == Outcome.GRAPH_BREAK and c.graph_break is None
                     and previous is not None and previous.graph_break):
@@ -226,8 +247,10 @@ class Recorder:
             self._attempt, self._output = None, None
         self.reader.clear()
 
-    def _unrecorded_failure(self, code: Any, compile_id: Any, exc: BaseException) -> None:
-        """A compile that failed before its first instruction: the cache limit, typically."""
+    def _unrecorded_failure(self, code: Any, compile_id: Any, exc: BaseException,
+                            failed: tuple = ()) -> None:
+        """A compile that failed before its first instruction: the cache limit, typically
+        (`failed`: the guards that failed on the call it refused to compile)."""
         text = f"{type(exc).__name__}: {first_line(exc)}"
         if internals.recompile_limit_hit(exc):
             kind = EventKind.CACHE_LIMIT
@@ -238,7 +261,7 @@ class Recorder:
         else:
             kind = EventKind.INTERRUPTED if isinstance(exc, KeyboardInterrupt) else EventKind.ERROR
         self._event(kind, str(compile_id) if compile_id is not None else None,
-                    f"{code.co_name}: {text}")
+                    f"{code.co_name}: {text}", failed)
 
     def finish(self, ended_by: str | None) -> None:
         """Close the recording: mark what never finished, read Dynamo's counters."""

@@ -244,6 +244,7 @@ class Guard:
     line: str | None = None
     code_name: str | None = None
     tree_kind: str | None = None
+    leaf: int | None = None  # the index in `Compile.guards` of its line in the guard tree
 
     @property
     def where(self) -> str:
@@ -403,9 +404,11 @@ class EventKind:
     RESET = "reset"
     ENDED = "ended"
     RECORDER_ERROR = "recorder_error"
+    FAIL_ON_RECOMPILE = "fail_on_recompile"  # the stance refused a recompile: an error
 
     ALL = (COMPILE, RECOMPILE, GRAPH_BREAK, RESTART, CACHE_LIMIT, WARNING, STEP_CAP, SKIPPED,
-           ERROR, INTERRUPTED, RESET, ENDED, RECORDER_ERROR)
+           ERROR, INTERRUPTED, RESET, ENDED, RECORDER_ERROR,
+           FAIL_ON_RECOMPILE)
 
 
 @dataclass(slots=True)
@@ -433,6 +436,10 @@ class Compile:
     graph_break: GraphBreak | None = None
     restart_reason: str | None = None
     recompile_reasons: list[str] = field(default_factory=list)
+    # a recompile: the compile it was made instead of (the cache entry Dynamo checked
+    # first), and every guard of the earlier compiles that failed on the call
+    replaces: str | None = None
+    failed_guards: tuple[FailedGuard, ...] = ()
     outcome: str = Outcome.UNFINISHED
     error: str | None = None
     truncated: bool = False
@@ -483,12 +490,45 @@ class Compile:
 
 
 @dataclass(frozen=True, slots=True)
+class FailedGuard:
+    """A guard of an earlier compile that failed on the call that made Dynamo recompile.
+
+    `compile_id` is the compile whose guards these are (the attempt that installed them,
+    `0/0_1` after a restart); `guard` is the index in its `guard_details` of the guard
+    (None when that compile was made before recording); `step` the step that installed it
+    (for a check built after tracing, a shape relation, the step that installed the
+    first guard on the value it reads) and `lineno` that step's line. `what` names what
+    was compared (`size`, `dtype`, `value`, `type` ...); `expected` is what the guard
+    holds and `seen` what the new call had: `[4, 3]` and `[8, 3]`, `'Hello'` and `'World'`.
+    """
+
+    compile_id: str
+    guard: int | None
+    source: str | None
+    expected: str
+    seen: str
+    kind: str = ""
+    what: str = ""
+    step: int | None = None
+    lineno: int | None = None
+
+    def __str__(self) -> str:
+        where = f"  (line {self.lineno})" if self.lineno is not None else ""
+        what = f" {self.what}" if self.what else ""
+        return (f"[{self.compile_id}] {self.kind} {self.source or ''}{what}: expected "
+                f"{self.expected}, got {self.seen}{where}")
+
+
+@dataclass(frozen=True, slots=True)
 class Event:
     """Something that happened while recording: compile, restart, recompile, break, limit."""
 
     kind: str  # one of EventKind.ALL
     compile_id: str | None
     message: str = ""
+    # a refused recompile (cache limit, fail_on_recompile, error_on_recompile): the guards
+    # of the earlier compiles that failed on the call
+    failed_guards: tuple[FailedGuard, ...] = ()
 
     def __str__(self) -> str:
         where = f"[{self.compile_id}] " if self.compile_id else ""
@@ -601,7 +641,8 @@ def _record(cls: type, d: dict[str, Any]) -> Any:
 _STEP_FIELDS = [f.name for f in dataclasses.fields(Step) if f.name not in ("stack_ids",
                                                                            "locals_ids", "vars")]
 _STEP_GETTER = operator.attrgetter(*_STEP_FIELDS)
-_COMPILE_LISTS = {"nodes": Node, "guard_details": Guard, "resume_functions": ResumeFunction}
+_COMPILE_LISTS = {"nodes": Node, "guard_details": Guard, "resume_functions": ResumeFunction,
+                  "failed_guards": FailedGuard}
 
 
 def _compile_to_dict(c: Compile) -> dict[str, Any]:
@@ -677,7 +718,8 @@ def _compile_from_dict(d: dict[str, Any]) -> Compile:
     d["vars"], d["steps"] = vars_, steps
     d["codes"] = [CodeInfo.from_dict(ci) for ci in d["codes"]]
     for name, cls in _COMPILE_LISTS.items():
-        d[name] = [_record(cls, x) for x in d[name]]
+        d[name] = [_record(cls, x) for x in d.get(name, ())]
+    d["failed_guards"] = tuple(d["failed_guards"])
     d["modified_instructions"] = [Instr(**i) for i in d["modified_instructions"]]
     d["graph_break"] = GraphBreak(**d["graph_break"]) if d["graph_break"] else None
     return Compile(**d)
@@ -707,5 +749,6 @@ def _recording_from_dict(d: dict[str, Any]) -> Recording:
             f"schema {SCHEMA_VERSION}: record it again with the current version")
     d = {k: v for k, v in d.items() if k != "schema"}
     d["compiles"] = [_compile_from_dict(c) for c in d["compiles"]]
-    d["events"] = [Event(**e) for e in d["events"]]
+    d["events"] = [Event(**{**e, "failed_guards": tuple(
+        FailedGuard(**g) for g in e.get("failed_guards", ()))}) for e in d["events"]]
     return Recording(**d)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch._dynamo import convert_frame, output_graph, symbolic_convert
+from torch._dynamo import convert_frame, guards, output_graph, symbolic_convert
 
 from scenarios import normalise as _scenario_normalise
 
@@ -62,6 +62,7 @@ def seams() -> dict[str, Any]:
         "call_user_compiler": vars(output_graph.OutputGraph)["call_user_compiler"],
         "_compile": convert_frame._compile,
         "reasons": convert_frame.get_and_maybe_log_recompilation_reasons,
+        "stance_reasons": guards.get_and_maybe_log_recompilation_reasons,
         "bytecode_hooks": list(convert_frame._bytecode_hooks.values()),
         "dynamo_log_handlers": list(logging.getLogger("torch._dynamo").handlers),
         "gc": (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count()),
@@ -78,6 +79,7 @@ def force_restore(before: dict[str, Any]) -> None:
     output_graph.OutputGraph.call_user_compiler = before["call_user_compiler"]
     convert_frame._compile = before["_compile"]
     convert_frame.get_and_maybe_log_recompilation_reasons = before["reasons"]
+    guards.get_and_maybe_log_recompilation_reasons = before["stance_reasons"]
     keep = {id(h) for h in before["bytecode_hooks"]}
     for key, hook in list(convert_frame._bytecode_hooks.items()):
         if id(hook) not in keep:
