@@ -126,7 +126,7 @@ def page_size(name: str, recording, folder: Path) -> dict:
 
 def tour_page(folder: Path) -> dict:
     """notebooks/00_tour.ipynb run, then built as the site builds it."""
-    from widgets import site
+    from widgets.course import site
 
     lessons = folder / "tour"
     lessons.mkdir()
@@ -144,17 +144,16 @@ def tour_page(folder: Path) -> dict:
 
 OPENED_JS = """() => {
     const root = document.querySelector('.dl-viewer');
-    return root.__dlFirstPaint - performance.timeOrigin;
+    return root.parentElement.dynamoLab.viewer.firstPaint - performance.timeOrigin;
 }"""
 
 # In the page: time `act` followed by the layout it forces, at `n` places; milliseconds.
 STEPPING_JS = """async ([n, mode]) => {
     const el = document.querySelector('[data-dl-viewer]');
     const root = el.querySelector('.dl-viewer');
-    const model = el.dlModel;
+    const { model, viewer } = el.dynamoLab;
     const select = root.querySelector('select');
     let biggest = 0, most = -1;
-    const viewer = el.__dlViewer;
     viewer.rec.compiles.forEach((c, k) => { if (c.steps.length > most) { most = c.steps.length; biggest = k; } });
     model.set('compile', biggest);
     const last = most - 1;
