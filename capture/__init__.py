@@ -24,3 +24,7 @@ __all__ = [
 from .recording import FailedGuard  # noqa: E402  (recompiles as data)
 
 __all__ += ["FailedGuard"]
+
+from .compare import Comparison, compare  # noqa: E402  (two compiles side by side)
+
+__all__ += ["compare", "Comparison"]

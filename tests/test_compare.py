@@ -1,0 +1,130 @@
+"""`capture.compare`: two compiles of one code object aligned, on the lessons' recompiles."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+import torch
+from torch import nn
+
+import capture
+
+
+def line_of(fn, marker: str) -> int:
+    lines, start = inspect.getsourcelines(fn)
+    [hit] = [start + i for i, text in enumerate(lines) if f"# {marker}" in text]
+    return hit
+
+
+def recorded(fn, *calls, **options):
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="eager", **options)
+    with capture.record() as rec:
+        for args in calls:
+            compiled(*args)
+    torch._dynamo.reset()
+    return rec
+
+
+def double(x):  # lesson 05: a size change makes the second compile symbolic
+    return x * 2  # reads x
+
+
+def halves(a):  # lesson 05: each entry covers the lengths for which its branch is taken
+    if a.shape[0] * 2 < 16:  # branches
+        return a + 1  # small
+    return a - 1  # large
+
+
+def shout(x, word):  # lesson 07: a guard on a str
+    return x * len(word)  # reads word
+
+
+class Stepper(nn.Module):  # lesson 10: a counter on the module recompiles every call
+    def __init__(self, start=0):
+        super().__init__()
+        self.step = start
+
+    def forward(self, x):
+        self.step += 1  # counts
+        return x * self.step
+
+
+def test_a_size_change_diverges_at_the_tensor_and_changes_its_guard():
+    rec = recorded(double, (torch.ones(4),), (torch.ones(8),))
+    cmp = capture.compare(rec, "0/0", "0/1")
+    d = cmp.divergence
+    assert d is not None and d.why == "shape" and d.lineno == line_of(double, "reads x")
+    assert "f32[4]" in d.was and "f32[s" in d.now
+    [changed] = cmp.guards_changed
+    assert (changed.kind, changed.source) == ("TENSOR_MATCH", "L['x']")
+    assert "size=[4]" in cmp.a.guard_details[changed.a].text
+    assert "size=[None]" in cmp.b.guard_details[changed.b].text
+    # the symbolic compile takes the size as an input: a node only in 0/1, and shapes changed
+    assert any(n.startswith("s") for n in cmp.nodes_added)
+    assert {n.name for n in cmp.nodes_changed} >= {"l_x_", "mul"}
+    assert all("shape" in n.what for n in cmp.nodes_changed)
+    [fg] = [fg for fg in cmp.failed_guards if fg.source == "L['x']"]
+    assert (fg.expected, fg.seen) == ("[4]", "[8]")
+    text = str(cmp)
+    assert "first divergence" in text and "~ TENSOR_MATCH L['x']" in text
+    assert "    - TENSOR_MATCH:" in text and "    + TENSOR_MATCH:" in text
+
+
+def test_the_other_branch_taken_is_the_first_divergence():
+    rec = recorded(halves, (torch.ones(8),), (torch.ones(4),), dynamic=True)
+    cmp = capture.compare(rec, "0/0", "0/1")
+    d = cmp.divergence
+    assert d.why == "branch taken"
+    assert cmp.a.steps[d.a].lineno == line_of(halves, "large")
+    assert cmp.b.steps[d.b].lineno == line_of(halves, "small")
+    # every step before it was the same instruction at the same line
+    before = cmp.aligned[:cmp.aligned.index((d.a, None)) if (d.a, None) in cmp.aligned else 0]
+    assert before and all(x is not None and y is not None for x, y in before)
+    assert cmp.nodes_removed == ["sub"] and cmp.nodes_added == ["add"]
+    [changed] = cmp.guards_changed
+    assert "8 <= L['a'].size()[0]" in cmp.a.guard_details[changed.a].text
+
+
+def test_a_changed_str_changes_one_guard_and_object_ids_do_not_count():
+    rec = recorded(shout, (torch.ones(2), "hi"), (torch.ones(2), "hey"))
+    cmp = capture.compare(rec, "0/0", "0/1")
+    [changed] = cmp.guards_changed
+    assert changed.source == "L['word']"
+    assert (cmp.a.guard_details[changed.a].text, cmp.b.guard_details[changed.b].text) == (
+        "EQUALS_MATCH: L['word'] == 'hi'", "EQUALS_MATCH: L['word'] == 'hey'")
+    # `len` is guarded by id in a dict Dynamo numbers per process: the same, not a change
+    assert cmp.guards_only_in_a == [] and cmp.guards_only_in_b == []
+    assert cmp.divergence.why == "value" and cmp.divergence.lineno == line_of(shout, "reads word")
+    assert cmp.nodes_added == cmp.nodes_removed == [] and cmp.nodes_changed == []
+
+
+def test_the_counter_storm_of_lesson_10():
+    torch._dynamo.reset()
+    model = torch.compile(Stepper(), backend="eager")
+    with capture.record() as storm:
+        for _ in range(3):
+            model(torch.ones(2))
+    torch._dynamo.reset()
+    cmp = capture.compare(storm, "0/1", "0/2")
+    assert cmp.b.replaces == "0/1"
+    assert cmp.divergence.lineno == line_of(Stepper.forward, "counts")
+    assert (cmp.divergence.was, cmp.divergence.now) == ("ConstantVariable 2", "ConstantVariable 3")
+    [changed] = cmp.guards_changed
+    assert changed.source == "L['self'].step"
+    assert cmp.same_steps == len(cmp.a.steps) == len(cmp.b.steps)
+    d = cmp.to_dict()
+    assert d["a"] == "0/1" and d["divergence"]["why"] == "value"
+    assert d["guards_changed"] == [{"a": changed.a, "b": changed.b, "kind": "EQUALS_MATCH",
+                                    "source": "L['self'].step"}]
+
+
+def test_compiles_of_two_code_objects_are_refused_with_the_ones_that_would_do():
+    torch._dynamo.reset()
+    with capture.record() as rec:
+        torch.compile(double, backend="eager")(torch.ones(3))
+        torch.compile(shout, backend="eager")(torch.ones(3), "a")
+    torch._dynamo.reset()
+    with pytest.raises(ValueError, match="one code object"):
+        capture.compare(rec, "0/0", "1/0")
