@@ -135,7 +135,7 @@ export function nextGuard(c, i) {
 export function breakStep(c) {
   const gb = c.graph_break;
   if (!gb || gb.step == null || !c.steps.length) return null;
-  return Math.min(gb.step, c.steps.length - 1);
+  return Math.min(gb.step, lastStep(c));
 }
 
 // -- where each link goes (provenance) -----------------------------------------------------
@@ -841,7 +841,7 @@ export function stepSummary(c, i) {
     guards: s.guards_added.length,
     guardKinds: [...new Set(s.guards_added.map((g) => c.guard_details[g].kind))].sort(),
     breaks: !!c.graph_break && c.graph_break.step === i,
-    capped: !!c.truncated && i === c.steps.length - 1,
+    capped: !!c.truncated && i === lastStep(c),
   };
 }
 

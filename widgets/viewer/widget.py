@@ -1,19 +1,15 @@
 """TraceViewer: step through a recording in the browser, one compile at a time.
 
-The kernel sends the recording once: the engine's JSON (`Recording.to_json()`),
-gzip-compressed, as a binary buffer, beside each compile's graph layout (graphviz
-runs here, layout.py; the browser has none). From then on the front end (`viewer.js`,
-one ES module, and `viewer.css`) renders every pane, the controls and the jumps by itself:
-stepping never waits for the kernel, and keeps working while a cell runs or after
-the kernel is gone.
+The widget sends the recording once (state.py says how) and the front end (`viewer.js`,
+one ES module joined from js/, and `viewer.css`) renders every pane, the controls and the
+jumps by itself: stepping never waits for the kernel, and keeps working while a cell runs
+or after the kernel is gone.
 
 Python still drives and reads the viewer through synced traits: `step`, `compile`
 (an index, or a compile id such as "1/0" when set), `predict` (predict mode on or
 off) and `predictions` (the learner's answers in predict mode, a list of dicts).
 
     TraceViewer(recording, compile=None, step=0)
-
-The values themselves are made by state.py (`viewer_state`), for the widget and the page alike.
 """
 
 from __future__ import annotations

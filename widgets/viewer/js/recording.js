@@ -130,7 +130,7 @@ export function nextGuard(c, i) {
 export function breakStep(c) {
   const gb = c.graph_break;
   if (!gb || gb.step == null || !c.steps.length) return null;
-  return Math.min(gb.step, c.steps.length - 1);
+  return Math.min(gb.step, lastStep(c));
 }
 
 // -- where each link goes (provenance) -----------------------------------------------------

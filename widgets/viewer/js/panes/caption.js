@@ -2,7 +2,7 @@
 // instruction, the nodes and guards it added), a graph break or step cap met there, and
 // the note a jump leaves (where it came from, and that return goes back).
 
-import { instructionOf, stepLabel } from "../recording.js";
+import { instructionOf, lastStep, stepLabel } from "../recording.js";
 import { code, commaList, h, plural } from "../dom.js";
 
 /** The caption's facts about step i (null for a compile with no steps). */
@@ -19,7 +19,7 @@ export function stepSummary(c, i) {
     guards: s.guards_added.length,
     guardKinds: [...new Set(s.guards_added.map((g) => c.guard_details[g].kind))].sort(),
     breaks: !!c.graph_break && c.graph_break.step === i,
-    capped: !!c.truncated && i === c.steps.length - 1,
+    capped: !!c.truncated && i === lastStep(c),
   };
 }
 
