@@ -1,4 +1,4 @@
-"""The viewer module's own tests: node's test runner on widgets/viewer/viewer.js, over real recordings.
+"""The viewer's own tests: node's test runner on its modules (widgets/viewer/js/), over real recordings.
 
 pytest records a few programs with the real Dynamo (the viewer fixture's graph break,
 inlined call and HTML string; a node renamed by STORE_FAST; a recompile; bytecode Dynamo

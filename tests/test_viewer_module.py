@@ -11,6 +11,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -142,3 +143,13 @@ def test_predict_mode_and_python_say_the_same_effects():
         said, done = _EFFECTS[key][:2]
         assert told == done
         assert choice == said or choice.startswith(said + " ("), (key, choice, said)
+
+
+def test_the_page_export_imports_no_widget_library_until_a_viewer_is_made():
+    code = ("import sys, widgets.viewer.page, widgets.viewer.state; "
+            "print('anywidget' in sys.modules, 'ipywidgets' in sys.modules); "
+            "from widgets.viewer import TraceViewer; "
+            "print('anywidget' in sys.modules, TraceViewer.__module__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=120).stdout.split("\n")
+    assert out[:2] == ["False False", "True widgets.viewer"]   # anywidget's id for stored lessons

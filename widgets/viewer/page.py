@@ -92,7 +92,7 @@ def new_nonce() -> str:
 
 def _script_text(text: str) -> str:
     """Text that a `<script type="text/plain">` holds verbatim: `<` and `&` as entities
-    (the loader turns them back), so no `</script` or `<!--` can end or bend it."""
+    (the host turns them back), so no `</script` or `<!--` can end or bend it."""
     return text.replace("&", "&amp;").replace("<", "&lt;")
 
 
