@@ -70,6 +70,11 @@ class _Links:
         self.returned: list[str | None] = []  # what the Dynamo graph returns, in order
         self.graph_id: int | None = None
         self.by_seq: dict[int, list[str]] = {}
+        self._order = {n.name: k for k, n in enumerate(c.nodes)}
+
+    def order(self, name: str) -> int:
+        """Where a Dynamo node comes in its graph (for listing a kernel's nodes in order)."""
+        return self._order.get(name, len(self._order))
 
     def dynamo_graph(self, gm: Any) -> None:
         """The GraphModule Dynamo handed the backend: its id, inputs and outputs."""
@@ -188,6 +193,9 @@ def _graph_kind(name: str, code: str, is_backward: bool | None, c: Compile) -> s
         return m.group(1)
     if is_backward:
         return "backward"
+    head = "\n".join(code.splitlines()[:2])  # `def forward(self, ...)` of a post-grad graph
+    if is_backward is None and re.search(r"\btangents_\d+: ", head):
+        return "backward"  # re-logged from the cache: a backward graph takes the tangents
     if any(s.graph == "inference" for s in c.stages):
         return "inference"
     return "forward"
@@ -247,6 +255,7 @@ def _kernel_units(graph: Any, links: _Links, code: str) -> tuple[StageUnit, ...]
                 post_grad.append(node.name)
             names, _ = links.of(node)
             found += [n for n in names if n not in found]
+        found.sort(key=links.order)
         k = calls_seen[kernel] = calls_seen.get(kernel, 0) + 1
         units.append(StageUnit(
             name=shorten(kernel, MAX_NAME), dynamo_nodes=tuple(found), invented=not found,
