@@ -231,3 +231,53 @@ def test_a_script_that_exits_with_a_status_passes_it_on(work):
     assert (work / "exits.json").exists()
     (work / "scripts" / "fine.py").write_text("import sys\nsys.exit(0)\n", encoding="utf-8")
     assert run("record", "scripts/fine.py", "-o", "fine.json", cwd=work).returncode == 0
+
+
+# -- a module, as python -m runs it ---------------------------------------------------------
+
+MODULE = '''\
+import sys
+import torch
+
+print("argv:", sys.argv, "name:", __name__, "path0:", sys.path[0],
+      "main:", sys.modules["__main__"].__file__)
+torch.compile(lambda x: x.cos() + 1, backend="eager")(torch.ones(2))
+'''
+
+
+@pytest.fixture(scope="module")
+def package(work) -> Path:
+    folder = work / "pkgroot"
+    (folder / "pkg").mkdir(parents=True)
+    (folder / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (folder / "pkg" / "train.py").write_text(MODULE, encoding="utf-8")
+    (folder / "pkg" / "__main__.py").write_text(MODULE, encoding="utf-8")
+    return folder
+
+
+def test_record_m_runs_a_module_as_python_m_does(package):
+    result = run("record", "-m", "pkg.train", "--lr", "3", "-o", "m.json", cwd=package)
+    assert result.returncode == 0, result.stderr
+    train = package / "pkg" / "train.py"
+    plain = subprocess.run([sys.executable, "-m", "pkg.train", "--lr", "3"], cwd=package,
+                           capture_output=True, text=True, timeout=240)
+    assert plain.returncode == 0, plain.stderr
+    said = [line for line in result.stdout.splitlines() if line.startswith("argv:")]
+    assert said == [line for line in plain.stdout.splitlines() if line.startswith("argv:")]
+    assert said[0].startswith(f"argv: [{str(train)!r}, '--lr', '3'] name: __main__ "
+                              f"path0: {package} main: {train}")
+    r = capture.Recording.from_json((package / "m.json").read_text(encoding="utf-8"))
+    assert [c.compile_id for c in r.compiles] == ["0/0"]
+
+
+def test_record_m_runs_a_packages_main(package):
+    result = run("record", "-m", "pkg", "-o", "pkg.json", cwd=package)
+    assert result.returncode == 0, result.stderr
+    assert f"main: {package / 'pkg' / '__main__.py'}" in result.stdout
+
+
+def test_record_m_of_a_module_that_is_not_there_is_one_line(package):
+    result = run("record", "-m", "pkg.nowhere", "-o", "x.json", cwd=package, timeout=60)
+    assert result.returncode == 2 and result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and "no module named 'pkg.nowhere'" in lines[0], result.stderr

@@ -190,6 +190,20 @@ def test_a_syntax_error_points_at_the_learners_line(run):
     assert len(text.strip().splitlines()) <= 5
 
 
+@pytest.mark.parametrize("cell, line, text", [
+    ("%%capture_trace\nx = 1\ny = (2 +\n", 3, "y = (2 +"),
+    ("%%capture_trace\nf = torch.compile(lambda x: x)\nf([1,\n  2\n", 3, "f([1,"),
+])
+def test_an_unclosed_bracket_is_a_syntax_error_at_its_line_on_every_python(run, cell, line, text):
+    # Python 3.13 names it _IncompleteInputError, with no line to point at, when parsed
+    # as interactive input; a cell is a whole module.
+    result, out, err, shown = run(cell)
+    said = out + err
+    assert "_IncompleteInputError" not in said and "incomplete input" not in said
+    assert "SyntaxError: '(' was never closed" in said or "SyntaxError: '[' was never closed" in said
+    assert f"line {line}" in said and text in said and shown == []
+
+
 def test_an_exception_in_user_code_shows_its_frames_and_the_partial_recording(
         run, ipython_shell):
     cell = '''%%capture_trace
