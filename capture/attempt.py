@@ -15,46 +15,79 @@ are kept per code and offset.
 from __future__ import annotations
 
 import weakref
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from . import internals
-from .bytecode import code_info, disassemble_code, instructions, step_fields, walked_rows
+from .bytecode import CodeReader, disassemble_code, instructions, step_fields
 from .graph import describe_node, node_name
 from .guards import describe_guard
 from .recording import Compile, GraphBreak, Outcome, ResumeFunction, Step
-from .text import MAX_NAME, MESSAGE_LIMIT, listing, shorten
+from .text import LINE_LIMIT, MAX_NAME, exact, listing, shorten
 from .variables import VarReader
 
 # Instructions that may rename the FX node of the value they store (`set_name_hint`).
 _NAMING = frozenset(("STORE_FAST", "STORE_DEREF"))
 
 
+# NOTE (bookkeeping, not records): these three are read on every step, so they are
+# slots dataclasses, whose fields read as fast as a tuple unpacks (a NamedTuple's
+# unpack and fields are slower), and are updated in place rather than made again.
+
+@dataclass(slots=True)
+class TranslatorInfo:
+    """Where a translator is: kept per translator for the attempt (see `_tx_info`)."""
+
+    tx: weakref.ref             # the translator, held weakly (an inlined call's is freed)
+    code: int                   # its code's index in `Compile.codes`
+    depth: int                  # inlining depth: 0 for the frame's own
+    inline_stack: tuple[tuple[str, int | None], ...]  # (caller's code name, line), outermost first
+    code_name: str
+    by_offset: dict[int, tuple]  # the code's readings: offset -> (offset, opname, argrepr, lineno)
+
+
+@dataclass(slots=True)
+class LocalsReading:
+    """A translator's symbolic locals as the last step read them (see `_locals`)."""
+
+    key: tuple                  # (the names, the ids of their trackers)
+    ids_by_name: dict[str, int]  # what the step stored (shared by steps while unchanged)
+    changing: tuple[int, ...]   # positions whose reading can still change
+    ids: tuple[int, ...]        # the readings' indices, by position
+
+
+@dataclass(slots=True)
+class KnownNode:
+    """An FX node the attempt has recorded."""
+
+    node: Any                   # kept, so that its id stays its own
+    index: int                  # in `Compile.nodes`
+    name: str                   # its name when last seen
+
+
 class Attempt:
     """The live bookkeeping of one attempt; what it records is in `self.compile`."""
 
-    def __init__(self, compile_: Compile, output: Any, code: Any, reader: VarReader) -> None:
+    def __init__(self, compile_: Compile, output: Any, code: Any, reader: VarReader,
+                 codes: CodeReader) -> None:
         self.compile = compile_
         self.output = output
         self.code = code
         self.reader = reader
+        self.codes = codes  # the recording's: listings are read when it finishes
         self.seen_guards: set[Any] = set()
         self.guard_n = 0
         self.graph_n = 0
         self.graph_tail: Any = None
-        # id(fx node) -> (node, index in compile.nodes, its name when last seen); the
-        # node is kept so ids stay unique
-        self.known_nodes: dict[int, tuple[Any, int, str]] = {}
+        self.known_nodes: dict[int, KnownNode] = {}  # id(fx node) ->
         # nodes seen by a hook in the middle of a step, listed when the step is stored
         self.pending_nodes: list[str] = []
         # where an unsupported instruction was met (kept for a fullgraph error)
         self.unsupported_at: GraphBreak | None = None
-        # id(tx) -> (weak ref to tx, code index, depth, inline stack, code name, readings)
-        self.tx_info: dict[int, tuple] = {}
+        self.tx_info: dict[int, TranslatorInfo] = {}  # id(tx) ->
         # per code index: offset -> (offset, opname, argrepr, lineno)
         self.inst_info: list[dict[int, tuple]] = [{}]
-        # id(tx) -> (identity key, index dict, positions that can change, indices)
-        self.last_locals: dict[int, tuple] = {}
+        self.last_locals: dict[int, LocalsReading] = {}  # id(tx) ->
         self.code_index: dict[Any, int] = {code: 0}
         self.top: Any = None  # the top of the stack after the last step (what STORE_* stores)
         self._names: dict[str, str] = {}  # local name -> as recorded
@@ -74,15 +107,16 @@ class Attempt:
         c = self.compile
         index = len(c.steps)
         info = self.tx_info.get(id(tx))
-        if info is None or info[0]() is not tx:
+        if info is None or info.tx() is not tx:
             info = self._tx_info(tx)
-        _, code, depth, inline_stack, code_name, by_offset = info
+        code, depth, inline_stack = info.code, info.depth, info.inline_stack
+        code_name, by_offset = info.code_name, info.by_offset
         # Each inlined call gets its own copy of its code's instructions: readings
         # are kept per code and offset, so no copy is kept alive.
         at = internals.instruction_offset(inst)
         ins = by_offset.get(at)
         if ins is None:
-            ins = step_fields(inst)
+            ins = step_fields(inst, internals.walked_instructions(tx))
             if at is not None:  # an instruction Dynamo made up has none: not kept
                 by_offset[at] = ins
         offset, opname, argrepr, lineno = ins
@@ -125,11 +159,11 @@ class Attempt:
         values = tuple(raw.values())
         key = (tuple(raw), tuple(map(id, values)))
         last = self.last_locals.get(id(tx))
-        if last is not None and last[0] == key:
-            out, changing = last[1], last[2]
+        if last is not None and last.key == key:
+            out, changing = last.ids_by_name, last.changing
             if not changing:
                 return out
-            read, ids = self.reader.index, last[3]
+            read, ids = self.reader.index, last.ids
             for pos in changing:
                 if read(values[pos]) != ids[pos]:
                     break
@@ -138,10 +172,13 @@ class Attempt:
         ids = self.reader.indices(values)
         changing = self.reader.may_change(values)
         out = dict(zip(map(self._local_name, key[0]), ids))
-        if last is not None and last[1] == out:
-            out = last[1]  # share the unchanged dict between steps
         # Every tracker read stays alive in the reader, so the ids in `key` stay theirs.
-        self.last_locals[id(tx)] = (key, out, changing, ids)
+        if last is None:
+            self.last_locals[id(tx)] = LocalsReading(key, out, changing, ids)
+        else:
+            if last.ids_by_name == out:
+                out = last.ids_by_name  # share the unchanged dict between steps
+            last.key, last.ids_by_name, last.changing, last.ids = key, out, changing, ids
         return out
 
     def _local_name(self, name: str) -> str:
@@ -157,12 +194,12 @@ class Attempt:
         node = internals.tracker_node(self.top, internals.lazy_tracker_class()) \
             if self.top is not None else None
         known = self.known_nodes.get(id(node)) if node is not None else None
-        if known is None or node_name(known[0]) == known[2]:
+        if known is None or node_name(node) == known.name:
             return ()
-        _, i, old = known
-        new = node_name(node)
-        self.known_nodes[id(node)] = (node, i, new)
+        old, new = known.name, node_name(node)
+        known.name = new
         c = self.compile
+        i = known.index
         record = c.nodes[i]
         c.nodes[i] = replace(record, name=new, created_name=record.created_name or old,
                              renamed_at=index)
@@ -175,7 +212,7 @@ class Attempt:
         index = self.code_index.get(code)
         if index is None:
             index = self.code_index[code] = len(self.compile.codes)
-            self.compile.codes.append(code_info(code))
+            self.compile.codes.append(self.codes.info(code))
             self.inst_info.append({})
         return index
 
@@ -186,16 +223,15 @@ class Attempt:
         code = internals.code_of(tx)
         index = self._code_index(code)
         info = self.compile.codes[index]
-        if not info.has_walked:
-            info.set_walked(*walked_rows(internals.walked_instructions(tx)))
+        self.codes.note_walked(code, internals.walked_instructions(tx))
         chain = []
         up = internals.parent(tx)
         while up is not None:
             chain.append((self.compile.codes[self._code_index(internals.code_of(up))].name,
                           internals.current_line(up)))
             up = internals.parent(up)
-        result = (weakref.ref(tx), index, len(chain), tuple(reversed(chain)), info.name,
-                  self.inst_info[index])
+        result = TranslatorInfo(weakref.ref(tx), index, len(chain), tuple(reversed(chain)),
+                                info.name, self.inst_info[index])
         self.tx_info[id(tx)] = result
         return result
 
@@ -231,7 +267,7 @@ class Attempt:
         c = self.compile
         names = []
         for node in added:
-            known[id(node)] = (node, len(c.nodes), node_name(node))
+            known[id(node)] = KnownNode(node, len(c.nodes), node_name(node))
             c.nodes.append(describe_node(node, index))
             names.append(node_name(node))
         self.graph_n, self.graph_tail = n, tail
@@ -271,8 +307,7 @@ class Attempt:
         c = self.compile
         if internals.is_restart(exc) and c.outcome != Outcome.RESTARTED:
             c.outcome = Outcome.RESTARTED
-            c.restart_reason = shorten(first_line(internals.restart_reason(exc)
-                                                  or type(exc).__name__), MESSAGE_LIMIT)
+            c.restart_reason = exact(internals.restart_reason(exc) or type(exc).__name__)
             return c.restart_reason
         if internals.is_unsupported(exc) and self.unsupported_at is None:
             # The innermost step it passes through is where the instruction was.
@@ -282,7 +317,8 @@ class Attempt:
     def break_here(self, tx: Any, reason: str, exc: BaseException) -> GraphBreak:
         """The user line of an unsupported instruction: Dynamo's own `real_stack` of the
         exception when it has one (the innermost user frame, inside inlined helpers),
-        else the translator's current line."""
+        else the translator's current line; and Dynamo's message, whole (`reason`, as
+        `log_graph_break` got it, or the exception's own when there is none)."""
         frame = internals.user_frame(exc)
         if frame is not None:
             lineno, code_name, line = frame
@@ -292,10 +328,15 @@ class Attempt:
             code = internals.code_of(tx)
             lineno, code_name = internals.current_line(tx), code.co_name
             line = linecache.getline(code.co_filename, lineno).strip() if lineno else ""
+        parts = internals.break_parts(exc) if exc is not None else None
+        message = reason or (internals.break_message(exc) if exc is not None else "")
         return GraphBreak(reason=break_reason(reason, exc), lineno=lineno,
-                          line=shorten(line, MAX_NAME) if line else None,
+                          line=shorten(line, LINE_LIMIT) if line else None,
                           code_name=shorten(code_name, MAX_NAME), step=len(self.compile.steps),
-                          explanation=explanation(exc))
+                          explanation=explanation(exc),
+                          message=exact(message) if message else None,
+                          hints=tuple(map(exact, parts.hints)) if parts else (),
+                          link=exact(parts.link) if parts and parts.link else None)
 
     def graph_break(self, tx: Any, reason: str, exc: BaseException) -> GraphBreak:
         """Dynamo logged the graph break of this attempt: record where it happened."""
@@ -310,7 +351,9 @@ class Attempt:
     def backend(self, gm: Any, storing: bool) -> None:
         """The graph is handed to the backend: its code, and each node's place in it."""
         c = self.compile
-        c.graph_code = listing(gm.code.strip("\n"))
+        # Read from the graph, not `gm.code`: that would realize the lazy module the
+        # backend is about to receive (see internals.graph_code).
+        c.graph_code = listing(internals.graph_code(gm).strip("\n"))
         # The backend is called from inside a step (RETURN_VALUE or the break):
         # nodes made since that step began belong to it.
         if storing:
@@ -336,7 +379,8 @@ class Attempt:
         renamed some other way gets `created_name` with no step.
         """
         c = self.compile
-        for node, i, _ in self.known_nodes.values():
+        for known in self.known_nodes.values():
+            node, i = known.node, known.index
             record = c.nodes[i]
             if node_name(node) != record.name:
                 c.nodes[i] = replace(record, name=node_name(node),
@@ -385,21 +429,22 @@ def outcome_of(*, error: BaseException | None, falls_back: bool, guarded: bool,
 
 
 def break_reason(reason: str, exc: BaseException) -> str:
+    """The headline of a graph break: its type and the first line of Dynamo's message
+    (`Failed to trace builtin operator`), exactly; the whole message is kept beside it."""
     gb_type = internals.break_type(exc)
     text = str(exc) if exc is not None else reason
     first = first_line(text) if text else reason
     if gb_type and gb_type not in first:
         first = f"{gb_type}: {first}"
-    return shorten(first, MESSAGE_LIMIT)
+    return exact(first)
 
 
 def explanation(exc: BaseException) -> str | None:
-    """The `Explanation:` paragraph of a Dynamo graph-break message, if it has one."""
-    for line in internals.break_message(exc).splitlines():
-        line = line.strip()
-        if line.startswith("Explanation:"):
-            return shorten(line.removeprefix("Explanation:").strip(), MESSAGE_LIMIT)
-    return None
+    """The `Explanation:` part of a Dynamo graph-break message, whole (all its lines)."""
+    if exc is None:
+        return None
+    text = internals.break_parts(exc).explanation
+    return exact(text) if text is not None else None
 
 
 def first_line(obj: Any) -> str:

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import dis
 import linecache
+import sys
 from collections.abc import Iterable
+from dataclasses import replace
 from difflib import SequenceMatcher
 from operator import itemgetter
 from types import CodeType
@@ -20,61 +22,132 @@ from typing import Any
 
 from . import internals
 from .recording import CodeInfo, Instr, disassembly_text
-from .text import MAX_ARGREPR, MAX_NAME, shorten, shown_line
-
-# Code objects are immutable, so their reading is made once per process.
-_infos: dict[CodeType, CodeInfo] = {}
+from .text import MAX_NAME, argument, shorten, shown_line
 
 _JUMPS = frozenset(dis.opname[op] for op in (*dis.hasjrel, *dis.hasjabs))
+# Where `dis` names a jump's target by a label (`to L1`) rather than by its offset (3.13+).
+_LABELLED = sys.version_info >= (3, 13)
+# The opcodes whose argument indexes the code's constants, names or local names.
+_INDEXED = frozenset((*dis.hasconst, *dis.hasname, *dis.haslocal, *dis.hasfree))
+_FUSED = frozenset(("LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST"))
 
 
-def argrepr(opname: str, arg: int | None, argval: Any, target: int | None = None) -> str:
-    """An instruction's argument as `dis` writes it (3.11), or the bare number when `dis`
-    writes nothing; `target` is a jump's target offset."""
+class _Resolved:
+    """Stands in for a code's constants, names and local names, where Dynamo already
+    resolved the argument: whatever index `dis` looks up, it finds `argval`. A fused pair
+    (3.13's `LOAD_FAST_LOAD_FAST a, b`) finds each half at its own index."""
+
+    __slots__ = ("value", "pair")
+
+    def __init__(self, value: Any, pair: dict[int, Any] | None = None) -> None:
+        self.value = value
+        self.pair = pair
+
+    def __getitem__(self, index: int) -> Any:  # co_consts[i], co_names[i]
+        return self.value if self.pair is None else self.pair[index]
+
+    def __call__(self, index: int, **_: Any) -> Any:  # varname_from_oparg(i)
+        return self[index]
+
+
+if sys.version_info >= (3, 13):
+    def _dis_writes(opcode: int, arg: int, table: _Resolved) -> str:
+        # 3.13's dis resolves every argument through one ArgResolver.
+        resolver = dis.ArgResolver(co_consts=table, names=table, varname_from_oparg=table)
+        return resolver.get_argval_argrepr(opcode, arg, 0)[1]
+else:
+    def _dis_writes(opcode: int, arg: int, table: _Resolved) -> str:
+        # 3.11 and 3.12's dis resolve arguments while walking the bytes of a code: give it
+        # the one instruction (EXTENDED_ARG prefixes for an argument over 255).
+        prefix = b"".join(bytes((dis.EXTENDED_ARG, (arg >> s) & 0xFF))
+                          for s in (24, 16, 8) if arg >> s)
+        *_, ins = dis._get_instructions_bytes(prefix + bytes((opcode, arg & 0xFF)),
+                                              varname_from_oparg=table, names=table,
+                                              co_consts=table)
+        return ins.argrepr
+
+
+def argrepr(opname: str, arg: int | None, argval: Any, target: int | None = None,
+            label: str | None = None) -> str:
+    """An instruction's argument as the running Python's `dis` writes it, or the bare
+    number when `dis` writes nothing; `target` is a jump's target offset and `label` its
+    label where `dis` names targets by label (3.13: `to L1`).
+
+    Dynamo's instructions carry the resolved value (`argval`), not the code's tables, so
+    `dis` is handed tables that hold that value: its own rules then decide what to write
+    (3.11 `NULL + len`, 3.12 `NULL|self + forward` and `INTRINSIC_STOPITERATION_ERROR`,
+    3.13 `len + NULL` and `bool(>)`)."""
     if target is not None:
-        text = f"to {target}"
-    elif opname in ("LOAD_CONST", "KW_NAMES", "RETURN_CONST"):
-        text = repr(argval)
+        text = f"to {label}" if label is not None else f"to {target}"
+        return argument(opname, text)
+    opcode = dis.opmap.get(opname)
+    text = ""
+    if opcode is not None and opcode < 256 and opname not in _JUMPS:
+        if arg is None and opcode in _INDEXED:
+            arg = 0  # made by Dynamo, not yet numbered: the value is what counts
+        if arg is not None:
+            pair = None
+            if opname in _FUSED and isinstance(argval, tuple) and len(argval) == 2:
+                pair = {arg >> 4: argval[0], arg & 15: argval[1]}
+            try:
+                text = _dis_writes(opcode, arg, _Resolved(argval, pair))
+            except (IndexError, KeyError, TypeError, ValueError):
+                text = ""  # an argument this Python's dis has no words for
     elif arg is None and argval is None:
         return ""
-    elif opname == "BINARY_OP" and arg is not None:
-        text = dis._nb_ops[arg][1]
-    elif opname == "LOAD_GLOBAL" and arg is not None and arg & 1:
-        text = f"NULL + {argval}"
-    elif opname == "FORMAT_VALUE" and arg is not None:
-        text = dis.FORMAT_VALUE_CONVERTERS[arg & 3][1] or ""
-        if arg & 4:
-            text = f"{text}, with format" if text else "with format"
-    elif opname == "MAKE_FUNCTION" and arg is not None:
-        text = ", ".join(name for i, name in enumerate(dis.MAKE_FUNCTION_FLAGS) if arg & (1 << i))
-    elif opname in ("COMPARE_OP",) or isinstance(argval, str):
-        text = str(argval)
-    else:
-        text = ""
+    elif isinstance(argval, str):
+        text = argval  # an instruction this Python's dis does not know
+    if not text and opname == "KW_NAMES":
+        text = repr(argval)  # 3.11's dis writes nothing; the names say more (3.12 writes them)
     if not text:
         text = "" if arg is None else str(arg)
-    return shorten(text, MAX_ARGREPR)
+    return argument(opname, text)
 
 
 def instructions(code: CodeType) -> tuple[Instr, ...]:
-    """The code's own disassembly, with each instruction's line carried forward."""
+    """The code's own disassembly, with each instruction's line carried forward (3.13
+    carries it itself, as `line_number`; its `starts_line` is a bool) and, on 3.13, the
+    label `dis` gives a jump target (`L1`)."""
     out = []
     line = None
     for ins in dis.get_instructions(code):
-        if ins.starts_line is not None:
-            line = ins.starts_line
+        if _LABELLED:
+            line = ins.line_number
+            label = f"L{ins.label}" if ins.label is not None else None
+        else:
+            if ins.starts_line is not None:
+                line = ins.starts_line
+            label = None
         out.append(Instr(offset=ins.offset, opname=ins.opname,
                          argrepr=_dis_argrepr(ins, code), lineno=line,
-                         is_jump_target=ins.is_jump_target))
+                         is_jump_target=ins.is_jump_target, label=label))
     return tuple(out)
 
 
 def _dis_argrepr(ins: dis.Instruction, code: CodeType) -> str:
-    if ins.opname == "KW_NAMES" and ins.arg is not None:
+    if ins.opname == "KW_NAMES" and ins.arg is not None and not ins.argrepr:
         # 3.11's dis writes only the constant's index; the names say more (3.12 writes them)
         return argrepr(ins.opname, ins.arg, code.co_consts[ins.arg])
     text = ins.argrepr or ("" if ins.arg is None else str(ins.arg))
-    return shorten(text, MAX_ARGREPR)
+    return argument(ins.opname, text)
+
+
+def _marks(fields: list[internals.InstructionFields]) -> tuple[frozenset[int], dict[int, str]]:
+    """The walked offsets `dis.get_instructions` would mark as jump targets, and on 3.13
+    their labels, numbered in order (`L1`, `L2`, ...). Like `get_instructions`, and unlike
+    3.13's printed `dis.dis`, exception handlers and ranges get neither."""
+    marked = frozenset(f.target for f in fields if f.target is not None)
+    if not _LABELLED:
+        return marked, {}
+    return marked, {offset: f"L{n}" for n, offset in enumerate(sorted(marked), 1)}
+
+
+def jump_labels(dynamo_instructions: list[Any]) -> dict[int, str]:
+    """Walked offset -> the label 3.13's `dis` would give it (`L1`); empty below 3.13,
+    where `dis` names a jump's target by its offset."""
+    if not _LABELLED:
+        return {}
+    return _marks([internals.instruction_fields(inst) for inst in dynamo_instructions])[1]
 
 
 def walked_rows(dynamo_instructions: Iterable[Any]) -> tuple[tuple[Instr, ...], tuple[Any, ...]]:
@@ -82,21 +155,27 @@ def walked_rows(dynamo_instructions: Iterable[Any]) -> tuple[tuple[Instr, ...], 
     rows = []
     keys = []
     fields = [internals.instruction_fields(inst) for inst in dynamo_instructions]
-    targets = {f.target for f in fields if f.target is not None}
+    marked, labels = _marks(fields)
     for f in fields:
         offset = f.offset if f.offset is not None else -1
         rows.append(Instr(offset=offset, opname=f.opname,
-                          argrepr=argrepr(f.opname, f.arg, f.argval, f.target),
-                          lineno=f.lineno, is_jump_target=offset in targets))
+                          argrepr=argrepr(f.opname, f.arg, f.argval, f.target,
+                                          labels.get(f.target)),
+                          lineno=f.lineno, is_jump_target=offset in marked,
+                          label=labels.get(offset)))
         keys.append(_key(f.opname, f.arg))
     return tuple(rows), tuple(keys)
 
 
-def step_fields(inst: Any) -> tuple[int, str, str, int | None]:
-    """(offset, opname, argrepr, line) of the instruction a translator is about to run."""
+def step_fields(inst: Any, walked: list[Any] | None = None) -> tuple[int, str, str, int | None]:
+    """(offset, opname, argrepr, line) of the instruction a translator is about to run;
+    `walked` is the translator's listing, which names a jump's target on 3.13 (`to L1`)."""
     f = internals.instruction_fields(inst)
+    label = None
+    if _LABELLED and f.target is not None and walked is not None:
+        label = jump_labels(walked).get(f.target)
     return (f.offset if f.offset is not None else -1, f.opname,
-            argrepr(f.opname, f.arg, f.argval, f.target), f.lineno)
+            argrepr(f.opname, f.arg, f.argval, f.target, label), f.lineno)
 
 
 def _key(opname: str, arg: int | None) -> tuple[str, int | None]:
@@ -115,8 +194,7 @@ def align(code: CodeType, rows: tuple[Instr, ...], keys: tuple[Any, ...]) -> tup
     theirs = [_key(i.opname, i.arg) for i in dis.get_instructions(code)]
     ours = list(keys)
     if theirs == ours:
-        return tuple(Instr(r.offset, r.opname, r.argrepr, r.lineno, r.is_jump_target, k, False)
-                     for k, r in enumerate(rows))
+        return tuple(replace(r, original=k, changed=False) for k, r in enumerate(rows))
     pairs: dict[int, tuple[int, bool]] = {}
     matcher = SequenceMatcher(None, theirs, ours, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -134,7 +212,7 @@ def align(code: CodeType, rows: tuple[Instr, ...], keys: tuple[Any, ...]) -> tup
     out = []
     for j, r in enumerate(rows):
         k, changed = pairs.get(j, (None, True))
-        out.append(Instr(r.offset, r.opname, r.argrepr, r.lineno, r.is_jump_target, k, changed))
+        out.append(replace(r, original=k, changed=changed))
     return tuple(out)
 
 
@@ -147,16 +225,66 @@ def source_lines(code: CodeType) -> tuple[str, ...]:
     return tuple(shown_line(l.rstrip("\n")) for l in lines[code.co_firstlineno - 1: last])
 
 
-def code_info(code: CodeType) -> CodeInfo:
-    info = _infos.get(code)
-    if info is None:
-        if len(_infos) > 2000:  # bounded: a long session compiles many frames
-            _infos.clear()
-        info = _infos[code] = CodeInfo(
-            name=shorten(code.co_name, MAX_NAME), filename=shorten(code.co_filename, MAX_NAME),
-            firstlineno=code.co_firstlineno,
-            source_lines=source_lines(code), code=code)  # disassembled when first shown
-    return info
+class CodeReader:
+    """The code objects one recording walks, read into `CodeInfo` records.
+
+    While recording, `info(code)` gives a code's record without its listings (name,
+    file, source: what the steps and the text view need), one record per code
+    object, and `note_walked` keeps Dynamo's cleaned listing the first time a
+    translator walks the code (Dynamo's instruction objects are its own and can
+    change: they are read into rows at once). `finish` then reads each code's `dis`
+    once, aligns the two listings, and puts the full records in place in every
+    compile, after which the reader holds nothing. Code objects are immutable, so
+    reading them at the end reads what they were while Dynamo walked them.
+    """
+
+    def __init__(self) -> None:
+        self._infos: dict[CodeType, CodeInfo] = {}  # code -> its record without listings
+        self._codes: dict[int, CodeType] = {}  # id(record without listings) -> its code
+        self._walked: dict[CodeType, tuple[tuple[Instr, ...], tuple[Any, ...]]] = {}
+
+    def info(self, code: CodeType) -> CodeInfo:
+        """The code's record, listings not yet read (the same record for the same code)."""
+        info = self._infos.get(code)
+        if info is None:
+            info = self._infos[code] = CodeInfo(
+                name=shorten(code.co_name, MAX_NAME), filename=shorten(code.co_filename, MAX_NAME),
+                firstlineno=code.co_firstlineno, source_lines=source_lines(code))
+            self._codes[id(info)] = code
+        return info
+
+    def note_walked(self, code: CodeType, dynamo_instructions: Iterable[Any]) -> None:
+        """Dynamo's cleaned listing of `code`, the first time a translator walks it."""
+        if code not in self._walked:
+            self._walked[code] = walked_rows(dynamo_instructions)
+
+    def finish(self, compiles: Iterable[Any]) -> None:
+        """Read every listing and put the full records in the compiles' `codes`, then
+        forget every code object. Records this reader did not make are left alone."""
+        done: dict[int, CodeInfo] = {}
+        for c in compiles:
+            codes = c.codes
+            for k, info in enumerate(codes):
+                code = self._codes.get(id(info))
+                if code is None or self._infos.get(code) is not info:
+                    continue
+                full = done.get(id(info))
+                if full is None:
+                    full = done[id(info)] = self._read(code, info)
+                codes[k] = full
+        self._infos.clear()
+        self._codes.clear()
+        self._walked.clear()
+
+    def _read(self, code: CodeType, info: CodeInfo) -> CodeInfo:
+        own = instructions(code)
+        raw = self._walked.get(code)
+        if raw is None:  # never walked: Dynamo's listing is the `dis` one as far as we know
+            walked = tuple(Instr(i.offset, i.opname, i.argrepr, i.lineno, i.is_jump_target, k)
+                           for k, i in enumerate(own))
+        else:
+            walked = align(code, *raw)
+        return replace(info, instructions=own, walked=walked)
 
 
 def disassemble_code(code: CodeType,
