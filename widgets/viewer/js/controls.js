@@ -55,6 +55,10 @@ const BUTTONS = [   // [action, label, title, class]
   ["fit", "fit graph", "shrink the FX graph to the width of its pane", "dl-fit-graph"],
 ];
 
+function pressed(button, on) {   // a toggle's state, written only when it changes
+  if (button.getAttribute("aria-pressed") !== String(on)) button.setAttribute("aria-pressed", String(on));
+}
+
 /** The controls of a recording: `bar` (the compile selector), `steps` and `jumps` (the two
  * rows of buttons), and `paint(view)` with view {c, i, returnable, playing, predicting, fit}. */
 export function controls(rec, titles) {
@@ -83,9 +87,9 @@ export function controls(rec, titles) {
     const play = view.playing ? "pause" : "play";
     if (b.play.textContent !== play) b.play.textContent = play;
     b.play.classList.toggle("dl-playing", !!view.playing);
-    b.predict.setAttribute("aria-pressed", String(!!view.predicting));
+    pressed(b.predict, !!view.predicting);
     b.predict.classList.toggle("dl-on", !!view.predicting);
-    b.fit.setAttribute("aria-pressed", String(!!view.fit));
+    pressed(b.fit, !!view.fit);
     const { c, i } = view;
     if (!c) return;
     slider.value = String(i);
