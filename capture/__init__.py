@@ -28,3 +28,7 @@ __all__ += ["FailedGuard"]
 from .compare import Comparison, compare  # noqa: E402  (two compiles side by side)
 
 __all__ += ["compare", "Comparison"]
+
+from .recording import Stage, StageUnit  # noqa: E402  (stages after Dynamo)
+
+__all__ += ["Stage", "StageUnit"]

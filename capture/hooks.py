@@ -188,6 +188,7 @@ def install(listener: Listener) -> Undo:
         handle = convert_frame.register_bytecode_hook(listener.on_bytecode)
         undos.append(handle.remove)
         undos.append(_listen_to_warnings(listener))
+        undos.append(_listen_to_trace(listener))
     except BaseException:
         while True:  # a KeyboardInterrupt must not stop the roll-back half-way
             try:
@@ -273,4 +274,84 @@ def installed() -> list[str]:
             found.append("convert_frame.register_bytecode_hook")
     if _warning_handler in _dynamo_logger.handlers:
         found.append("logging handler on torch._dynamo")
+    if _trace_handler in internals.trace_logger().handlers:
+        found.append("logging handler on torch.__trace")
     return found
+
+
+# -- stages after Dynamo -------------------------------------------------------------
+# A handler on the structured trace logger (`torch.__trace`) hands each record to the
+# listener's `stages` collector (`capture.stages.StageCollector`), if it has one. Like
+# the warning handler it only listens, and it is made once, at import; installing and
+# undoing only touch the logger's handler list. torch builds a record's payload only
+# while that list is not empty.
+
+
+class _TraceHandler(logging.Handler):
+    """Hands structured trace records to the active stage collector."""
+
+    __dynamo_lab_wrapper__ = True
+    collector: Any = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        collector = self.collector
+        if collector is not None:
+            try:
+                collector.on_trace(record)
+            except Exception:  # a log record must never break a compile
+                pass
+
+
+_trace_handler = _TraceHandler(level=logging.DEBUG)
+
+
+def _listen_to_trace(listener: Listener) -> Undo:
+    collector = getattr(listener, "stages", None)
+    if collector is None:
+        return lambda: None
+    logger = internals.trace_logger()
+    _trace_handler.collector = collector
+    logger.handlers.append(_trace_handler)
+
+    def undo() -> None:
+        while _trace_handler in logger.handlers:
+            logger.handlers.remove(_trace_handler)
+        _trace_handler.collector = None
+
+    return undo
+
+
+# -- DataLoader worker processes ----------------------------------------------------
+#
+# A recording sees the process it runs in. A DataLoader with num_workers > 0 runs the
+# Dataset and collate_fn in worker processes: whatever Dynamo compiles there is never
+# recorded. `torch.utils.data.dataloader._MultiProcessingDataLoaderIter.__init__`
+# starts those workers (every `iter(loader)` of a multi-process loader, 2.13, 2.14):
+# wrapped to tell the listener, after the workers started, so the recording can say so.
+
+
+def _multiprocessing_iterator() -> Any:
+    from torch.utils.data import dataloader
+
+    return dataloader._MultiProcessingDataLoaderIter
+
+
+def _watch_worker_processes(listener: Listener) -> Undo:
+    def make(original: Any) -> Any:
+        @functools.wraps(original)
+        def __init__(self: Any, loader: Any, *args: Any, **kwargs: Any) -> None:
+            original(self, loader, *args, **kwargs)
+            try:
+                listener.on_worker_processes(int(getattr(loader, "num_workers", 0)))
+            except Exception:  # noting it must never break the program's loader
+                pass
+
+        return __init__
+
+    return _patch(_multiprocessing_iterator(), "__init__", make)
+
+
+def _worker_processes_hook() -> list[str]:
+    init = vars(_multiprocessing_iterator())["__init__"]
+    return (["_MultiProcessingDataLoaderIter.__init__"]
+            if getattr(init, "__dynamo_lab_wrapper__", False) else [])

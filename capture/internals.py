@@ -558,3 +558,243 @@ def dispatch_keys(tensor: Any) -> Any:
     import torch
 
     return torch._C._dispatch_keys(tensor)
+
+
+# -- stages after Dynamo: the structured trace, AOTAutograd's and Inductor's graphs --------
+#
+# AOTAutograd and Inductor log each stage on the structured trace (`torch.__trace`,
+# `torch._logging.trace_structured`) as text. The live graph the text was printed from is
+# a local of the function that called `trace_structured`, read from its frame while the
+# handler runs (nothing is changed, nothing kept). Checked on 2.13.0, 2.14.1.
+
+# artifact -> (the local that holds the live object, the functions known to log it live)
+_STAGE_LOCALS = {
+    "aot_joint_graph": ("fx_g", ("_log_joint_graph",)),
+    "aot_forward_graph": ("fw_module", ("_log_fw_bw_graphs",)),
+    "aot_backward_graph": ("bw_module", ("_log_fw_bw_graphs",)),
+    "aot_inference_graph": ("fw_module", ("aot_stage1_graph_capture", "aot_dispatch_base_graph",
+                                          "_aot_stage1_graph_capture")),
+    "inductor_post_grad_graph": ("gm", ("codegen_and_compile", "fx_codegen_and_compile")),
+    "inductor_output_code": ("self", ("_compile_to_module_lines",)),
+    "dynamo_output_graph": ("gm", ("compile_and_call_fx_graph",)),
+}
+
+
+def trace_logger() -> Any:
+    """The structured trace logger (`torch._logging._internal.trace_log`, `torch.__trace`):
+    always DEBUG, never propagates; `trace_structured` builds a record only while it has a
+    handler. 2.13, 2.14."""
+    from torch._logging._internal import trace_log
+
+    return trace_log
+
+
+def artifact_name(record: Any) -> str | None:
+    """What a structured trace record is: the first key of its `metadata` (`aot_forward_graph`,
+    `inductor_output_code`), or for a generic `artifact` its `metadata["artifact"]["name"]`
+    (`inductor_post_grad_graph`). 2.13, 2.14."""
+    metadata = getattr(record, "metadata", None)
+    if not isinstance(metadata, dict) or not metadata:
+        return None
+    name = next(iter(metadata))
+    if name == "artifact":
+        inner = metadata.get("artifact")
+        return inner.get("name") if isinstance(inner, dict) else None
+    return name
+
+
+def artifact_compile_id(record: Any) -> str | None:
+    """The compile id a structured trace record carries, as Dynamo prints it (`0/0`, `0/0_1`):
+    `frame_id`, `frame_compile_id` and `attempt` of its metadata. 2.13, 2.14."""
+    metadata = getattr(record, "metadata", None) or {}
+    frame, compile_ = metadata.get("frame_id"), metadata.get("frame_compile_id")
+    if frame is None or compile_ is None:
+        return None
+    attempt = metadata.get("attempt") or 0
+    return f"{frame}/{compile_}" + (f"_{attempt}" if attempt else "")
+
+
+def artifact_payload(record: Any) -> str | None:
+    """The text a structured trace record carries (`record.payload`). 2.13, 2.14."""
+    payload = getattr(record, "payload", None)
+    return payload if isinstance(payload, str) else None
+
+
+def artifact_object(name: str) -> Any:
+    """The live object a stage's text was printed from, while the handler runs: the local
+    `_STAGE_LOCALS` names in the frame that called `trace_structured` (`_log_fw_bw_graphs`'
+    `fw_module`, `codegen_and_compile`'s `gm`, `_compile_to_module_lines`' GraphLowering).
+    None when the text came from somewhere else: a cache hit re-logs the stored text from
+    the cache's own code, with no graph behind it. 2.13, 2.14."""
+    import sys
+
+    wanted = _STAGE_LOCALS.get(name)
+    if wanted is None:
+        return None
+    local, callers = wanted
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_name != "trace_structured":
+        frame = frame.f_back
+    caller = frame.f_back if frame is not None else None
+    if caller is None or caller.f_code.co_name not in callers:
+        return None
+    return caller.f_locals.get(local)
+
+
+def is_backward_compile(name: str) -> bool | None:
+    """Whether the Inductor compile logging this stage compiles a backward graph: the
+    `is_backward` local of `codegen_and_compile`, or the GraphLowering's `is_backward`.
+    2.13, 2.14."""
+    import sys
+
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_name != "trace_structured":
+        frame = frame.f_back
+    caller = frame.f_back if frame is not None else None
+    if caller is None:
+        return None
+    if name == "inductor_output_code":
+        graph = caller.f_locals.get("self")
+        value = getattr(graph, "is_backward", None)
+    else:
+        value = caller.f_locals.get("is_backward")
+    return bool(value) if value is not None else None
+
+
+def fx_graph_of(gm: Any) -> Any:
+    """The FX graph of a GraphModule (`gm.graph`). 2.13, 2.14."""
+    return gm.graph
+
+
+def node_sources(node: Any) -> list[tuple[str, int | None]]:
+    """(name, graph id) of every node an FX node was made from, at any depth:
+    `node.meta["from_node"]`, a list of `torch.fx.traceback.NodeSource` (`name`, `graph_id`,
+    `from_node`), which AOTAutograd's retrace fills with the Dynamo node it interpreted and
+    Inductor's pattern matcher copies onto a replacement (`_COPY_META_FIELDS`). 2.13, 2.14."""
+    out: list[tuple[str, int | None]] = []
+    todo = list(node.meta.get("from_node") or ())
+    seen = 0
+    while todo and seen < 10_000:
+        seen += 1
+        src = todo.pop(0)
+        name = getattr(src, "name", None)
+        if isinstance(name, str):
+            out.append((name, getattr(src, "graph_id", None)))
+        todo.extend(getattr(src, "from_node", None) or ())
+    return out
+
+
+def node_seq_nr(node: Any) -> int | None:
+    """The autograd sequence number of the forward op a node belongs to (`meta["seq_nr"]`):
+    a backward node carries its forward op's number. 2.13, 2.14."""
+    value = node.meta.get("seq_nr")
+    return value if isinstance(value, int) else None
+
+
+def node_partitioner_tag(node: Any) -> str | None:
+    """Which side of the joint graph a node was traced on (`meta["partitioner_tag"]`:
+    `is_forward`, `is_backward`). 2.13, 2.14."""
+    tag = node.meta.get("partitioner_tag")
+    return tag if isinstance(tag, str) else None
+
+
+def node_original_aten(node: Any) -> str | None:
+    """The ATen op a node was decomposed from (`meta["original_aten"]`), as text. 2.13, 2.14."""
+    op = node.meta.get("original_aten")
+    return str(op) if op is not None else None
+
+
+def node_desc(node: Any) -> tuple[str, int | None, int | None]:
+    """What an AOT placeholder or output stands for (`meta["desc"]`, an AOTInput/AOTOutput of
+    `torch._functorch._aot_autograd.descriptors`): (class name, `idx` of a plain input or
+    output, `idx` of the output a tangent belongs to). 2.13, 2.14."""
+    desc = node.meta.get("desc")
+    return _desc_fields(desc)
+
+
+def _desc_fields(desc: Any) -> tuple[str, int | None, int | None]:
+    if desc is None:
+        return "", None, None
+    kind = type(desc).__name__
+    idx = getattr(desc, "idx", None)
+    output = getattr(desc, "output", None)
+    of_output = getattr(output, "idx", None) if output is not None else None
+    return kind, idx if isinstance(idx, int) else None, (
+        of_output if isinstance(of_output, int) else None)
+
+
+def output_descs(gm: Any) -> list[tuple[str, str | None, int | None]]:
+    """(class name of its desc, node name, idx) of each value an AOT graph returns: the output
+    node's `args[0]` with `meta["desc"]`, a list beside it. 2.13, 2.14."""
+    out = []
+    for node in gm.graph.nodes:
+        if node.op != "output":
+            continue
+        values = node.args[0] if node.args else ()
+        if not isinstance(values, (list, tuple)):
+            values = (values,)
+        descs = node.meta.get("desc") or [None] * len(values)
+        for value, desc in zip(values, descs):
+            kind, idx, _ = _desc_fields(desc)
+            out.append((kind, getattr(value, "name", None), idx))
+    return out
+
+
+def target_text(node: Any) -> str:
+    """An FX node's target as text: `aten.mm.default`, or a placeholder's name. 2.13, 2.14."""
+    target = node.target
+    return target if isinstance(target, str) else str(target)
+
+
+def output_code_kernels(graph: Any) -> list[tuple[str, str, list[Any]]]:
+    """(kernel name, kind, post-grad FX nodes it computes) of each kernel call in the code
+    Inductor generated, in call order, read from the GraphLowering after code generation.
+
+    Its wrapper (`graph.wrapper_code.lines`) keeps the call lines: a `KernelCallLine`
+    (`kernel_name`, `call_args`: the buffers it is called on) for a generated kernel, an
+    `ExternKernelOutLine` / `ExternKernelAllocLine` (`node`: the IR node with `origins`, its
+    `get_kernel_name()`, e.g. `extern_kernels.mm`) for a library call. A buffer is written
+    by the first call that names it (it must be written before it is read), so a generated
+    kernel computes the scheduler nodes (`scheduler.name_to_buf[b].defining_op`, fused
+    through `scheduler.name_to_fused_node`) whose buffers it names first; their IR nodes'
+    `origins` are the post-grad nodes. 2.13, 2.14 (CPU; C++ kernels)."""
+    wrapper = graph.wrapper_code
+    scheduler = getattr(graph, "scheduler", None)
+    name_to_buf = getattr(scheduler, "name_to_buf", {}) or {}
+    name_to_fused = getattr(scheduler, "name_to_fused_node", {}) or {}
+    claimed: set[int] = set()
+    out: list[tuple[str, str, list[Any]]] = []
+
+    def fused_of(buffer_name: str) -> Any:
+        buf = name_to_buf.get(buffer_name)
+        op = getattr(buf, "defining_op", None) if buf is not None else None
+        if op is None:
+            return None
+        return name_to_fused.get(op.get_name(), op)
+
+    def origins_of(snode: Any) -> list[Any]:
+        found = []
+        for sub in snode.get_nodes():
+            ir = getattr(sub, "node", None)
+            found.extend(getattr(ir, "origins", None) or ())
+        return found
+
+    for line in wrapper.lines:
+        kind = type(line).__name__
+        if kind == "KernelCallLine":
+            origins: list[Any] = []
+            for arg in line.call_args:
+                snode = fused_of(str(arg))
+                if snode is not None and id(snode) not in claimed:
+                    claimed.add(id(snode))
+                    origins.extend(origins_of(snode))
+            out.append((str(line.kernel_name), "kernel", origins))
+        elif kind in ("ExternKernelOutLine", "ExternKernelAllocLine", "ExternKernelMultiOutLine"):
+            node = line.node
+            snode = fused_of(node.get_name())
+            if snode is not None:
+                claimed.add(id(snode))
+            kernel = getattr(node, "python_kernel_name", None) or node.get_kernel_name()
+            out.append((str(kernel), "extern_kernel",
+                        list(getattr(node, "origins", None) or ())))
+    return out

@@ -85,6 +85,10 @@ def _compile_text(c: Compile) -> str:
     for rf in c.resume_functions:
         out.append(f"\nresume function {rf.global_name} ({rf.code_name}):")
         out.append(_indent(rf.bytecode))
+    if c.stages:
+        from .stages import stages_text
+
+        out.append(stages_text(c))
     return "\n".join(out)
 
 
