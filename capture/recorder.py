@@ -9,8 +9,6 @@
 from __future__ import annotations
 
 import contextlib
-import gc
-import re
 import signal
 import threading
 from collections.abc import Callable, Iterator
@@ -19,16 +17,25 @@ from typing import Any
 
 from . import hooks, internals
 from .attempt import Attempt, first_line, outcome_of
-from .bytecode import code_info
+from .bytecode import CodeReader
 from .guards import guard_tree_leaves, match_guard_texts
 from .recompiles import Recompiles
 from .recording import Compile, Event, EventKind, GraphBreak, Outcome, Recording
 from .stages import StageCollector
-from .text import MAX_NAME, MESSAGE_LIMIT, listing, shorten
+from .text import MAX_NAME, MESSAGE_LIMIT, exact, listing, shorten
 from .variables import VarReader
 
-DEFAULT_MAX_STEPS = 50_000
-_NO_FULL_COLLECTIONS = 1 << 30  # a generation-2 threshold never reached while recording
+# NOTE (the caps): a recording keeps every step (about 1 KB each in memory and in JSON),
+# so it is bounded, and each bound ends what is stored with a marked event instead of
+# an exception or a cut text. Steps: each compile attempt has its own budget (so a
+# restarted attempt cannot spend the one after it), and the recording a total. A
+# 12-layer GPT-2 (transformers, from a config) takes about 90 000 steps in all, its
+# largest attempt about 45 000. Text: the characters of what Dynamo wrote that the
+# recording keeps whole (graph code, guards, bytecode listings); a real model's
+# compile keeps well under a megabyte.
+DEFAULT_MAX_STEPS = 500_000          # steps stored in all
+DEFAULT_MAX_COMPILE_STEPS = 200_000  # steps stored for one compile attempt
+DEFAULT_MAX_CHARS = 64_000_000       # characters of kept text (graph code, guards, listings)
 
 _lock = threading.Lock()
 _active: Recorder | None = None
@@ -40,12 +47,20 @@ class Recorder:
 
     __dynamo_lab_listener__ = True
 
-    def __init__(self, recording: Recording, max_steps: int) -> None:
+    def __init__(self, recording: Recording, max_steps: int,
+                 max_compile_steps: int = DEFAULT_MAX_COMPILE_STEPS,
+                 max_chars: int = DEFAULT_MAX_CHARS) -> None:
         self.recording = recording
         self.max_steps = max_steps
+        self.max_compile_steps = max_compile_steps
+        self.max_chars = max_chars
         self.stored = 0
+        self.limit = max_steps  # steps storable in all: `stored` once the size cap is hit
+        self.chars = 0  # characters of kept text so far
+        self._noted_workers = False  # said that DataLoader workers go unrecorded
         self.thread = threading.get_ident()
         self.reader = VarReader()
+        self.codes = CodeReader()
         self._attempt: Attempt | None = None
         self._output: Any = None
         self._live: dict[int, Attempt] = {}  # id(output graph) -> attempt
@@ -72,9 +87,10 @@ class Recorder:
             attempt = self._attempt
             if exc is not None:
                 restart = attempt.note_exception(tx, exc)
-                if restart is not None:
-                    self._event(EventKind.RESTART, attempt.compile.compile_id, restart)
-            if self.stored < self.max_steps:
+                if restart is not None:  # the event says its first line; the compile, all
+                    self._event(EventKind.RESTART, attempt.compile.compile_id,
+                                first_line(restart))
+            if self.stored < self.limit and len(attempt.compile.steps) < self.max_compile_steps:
                 self.stored += 1
                 attempt.step(tx, inst)
             else:
@@ -94,7 +110,7 @@ class Recorder:
         if threading.get_ident() == self.thread:
             attempt = self._live.get(id(output))
             if attempt is not None:
-                self._safely(attempt.backend, gm, self.stored < self.max_steps)
+                self._safely(self._backend, attempt, gm)
 
     def on_compile_end(self, code: Any, compile_id: Any, result: Any,
                        exc: BaseException | None, falls_back: bool = False) -> None:
@@ -126,7 +142,7 @@ class Recorder:
                 attempt = next((a for a in reversed(list(self._live.values())) if a.code is code),
                                None)
             if attempt is not None:
-                self._safely(attempt.bytecode, new_code)
+                self._safely(self._bytecode, attempt, new_code)
         return None
 
     def on_warning(self, message: str) -> None:
@@ -134,6 +150,16 @@ class Recorder:
             attempt = self._attempt
             self._event(EventKind.WARNING, attempt.compile.compile_id if attempt else None,
                         first_line(message))
+
+    def on_worker_processes(self, workers: int) -> None:
+        """A multi-process DataLoader started its workers: said once per recording."""
+        if threading.get_ident() == self.thread and not self._noted_workers:
+            self._noted_workers = True
+            attempt = self._attempt
+            self._event(EventKind.NOTE, attempt.compile.compile_id if attempt else None,
+                        f"a DataLoader started {workers} worker process(es): anything Dynamo "
+                        "compiles in them (in a Dataset, a collate_fn) is not recorded; the "
+                        "recording sees this process only (num_workers=0 records it all)")
 
     def _safely(self, fn: Callable[..., None], *args: Any) -> None:
         """A recorder bug must never disturb Dynamo: it becomes an event instead."""
@@ -150,11 +176,51 @@ class Recorder:
     # -- attempts ----------------------------------------------------------------
 
     def _step_cap(self, c: Compile) -> None:
-        if not c.truncated:
+        if c.truncated:
+            return
+        c.truncated = self.recording.truncated = True
+        if self.stored >= self.max_steps:
+            why = (f"max_steps={self.max_steps} reached (steps stored in all): later steps "
+                   "of this and every later compile are not stored")
+        elif self.stored >= self.limit:
+            why = "the size cap was reached: later steps are not stored"
+        else:
+            why = (f"max_compile_steps={self.max_compile_steps} reached (steps stored for one "
+                   "compile attempt): its later steps are not stored; later compiles have "
+                   "their own")
+        self._event(EventKind.STEP_CAP, c.compile_id, f"{why} (Dynamo runs on unaffected)")
+
+    def _storing(self, attempt: Attempt) -> bool:
+        """Whether the step running now in this attempt will be stored."""
+        return self.stored < self.limit and len(attempt.compile.steps) < self.max_compile_steps
+
+    def _keep(self, c: Compile, size: int, what: str) -> bool:
+        """Whether `size` more characters of text fit under the size cap; the first text
+        that does not ends the recording (nothing more is stored), with an event."""
+        if self.chars + size <= self.max_chars and self.limit == self.max_steps:
+            self.chars += size
+            return True
+        if self.limit == self.max_steps:  # the first text that does not fit
+            self.limit = self.stored
             c.truncated = self.recording.truncated = True
-            self._event(EventKind.STEP_CAP, c.compile_id,
-                        f"max_steps={self.max_steps} reached: later steps are not stored "
+            self._event(EventKind.SIZE_CAP, c.compile_id,
+                        f"max_chars={self.max_chars:,} reached: {what} and everything after "
+                        "it is not stored: no more steps, graph code, guards or listings "
                         "(Dynamo runs on unaffected)")
+        return False
+
+    def _backend(self, attempt: Attempt, gm: Any) -> None:
+        attempt.backend(gm, self._storing(attempt))
+        c = attempt.compile
+        if c.graph_code is not None and not self._keep(c, len(c.graph_code), "the graph code"):
+            c.graph_code = None
+
+    def _bytecode(self, attempt: Attempt, new_code: Any) -> None:
+        attempt.bytecode(new_code)
+        c = attempt.compile
+        size = len(c.modified_bytecode or "") + sum(len(r.bytecode) for r in c.resume_functions)
+        if not self._keep(c, size, "the modified bytecode"):
+            c.modified_bytecode, c.modified_instructions, c.resume_functions = None, [], []
 
     def _begin_attempt(self, tx: Any, output: Any) -> None:
         root = tx
@@ -162,7 +228,7 @@ class Recorder:
             root = internals.parent(root)
         code = internals.code_of(root)
         compile_id = internals.trace_id() or "?"
-        info = code_info(code)
+        info = self.codes.info(code)
         c = Compile(compile_id=compile_id, code_name=shorten(code.co_name, MAX_NAME),
                     filename=shorten(code.co_filename, MAX_NAME),
                     firstlineno=code.co_firstlineno, source_lines=list(info.source_lines),
@@ -176,7 +242,7 @@ class Recorder:
             self._event(EventKind.RESET, None, "Dynamo was reset: compile ids start again "
                         f"(generation {self.generation})")
         c.generation = self.generation
-        attempt = Attempt(c, output, code, self.reader)
+        attempt = Attempt(c, output, code, self.reader, self.codes)
         self.recording.compiles.append(c)
         self._attempt, self._output = attempt, output
         self._live[id(output)] = attempt
@@ -210,6 +276,8 @@ class Recorder:
         # graph is compiled): they belong to no step.
         last.new_guards(None)
         c = last.compile
+        for a in attempts:
+            _break_stored(a.compile)
         tree = internals.guard_tree(result) if exc is None else None
         c.outcome = outcome_of(error=exc, falls_back=falls_back, guarded=tree is not None,
                                has_resume_functions=bool(c.resume_functions))
@@ -223,10 +291,11 @@ class Recorder:
             else:
                 self._event(c.outcome, c.compile_id, c.error)
         elif tree is not None:
-            leaves = guard_tree_leaves(tree)
-            c.guard_tree = listing(tree)
-            c.guards = [leaf.text for leaf in leaves]
-            c.guard_details = match_guard_texts(c.guard_details, leaves)
+            if self._keep(c, 2 * len(tree), "the guard tree and guard texts"):
+                leaves = guard_tree_leaves(tree)
+                c.guard_tree = listing(tree)
+                c.guards = [leaf.text for leaf in leaves]
+                c.guard_details = match_guard_texts(c.guard_details, leaves)
             self.recompiles.installed(c.generation, compile_id, result, c)
             previous = _previous_attempt(self.recording, c)
             if (c.outcome == Outcome.GRAPH_BREAK and c.graph_break is None
@@ -235,7 +304,7 @@ class Recorder:
         else:
             reason = internals.skip_reason(result)
             if reason:
-                c.error = shorten(str(reason), MESSAGE_LIMIT)
+                c.error = exact(reason)  # Dynamo's words
             self._event(EventKind.SKIPPED, c.compile_id, f"Dynamo compiled nothing for "
                         f"{c.code_name}; it runs without compiling"
                         + (f" ({c.error})" if c.error else ""))
@@ -274,6 +343,7 @@ class Recorder:
         self._live.clear()
         self._attempt = self._output = None
         self.reader.clear()
+        self.codes.finish(self.recording.compiles)  # every listing, read once
         self.recording.ended_by = ended_by
         after = internals.counters()
         self.recording.counters_total = after
@@ -293,15 +363,25 @@ def _previous_attempt(recording: Recording, c: Compile) -> Compile | None:
     return previous
 
 
+def _break_stored(c: Compile) -> None:
+    """A break whose instruction came after the step cap keeps its place (line, function)
+    but points at no step: the step it would have had was never stored."""
+    gb = c.graph_break
+    if gb is not None and gb.step is not None and gb.step >= len(c.steps):
+        c.graph_break = replace(gb, step=None)
+
+
 def _split_point(c: Compile, first: GraphBreak) -> GraphBreak:
     """Where a restarted attempt stopped: its last instruction in the frame itself.
 
     The earlier attempt met the unsupported instruction (maybe inside an
     inlined helper); the restarted one compiles up to the frame's own
     instruction that leads there and stops, so that is its last step at depth 0.
+    A truncated attempt's last stored step is not that instruction: the break keeps
+    the earlier attempt's place, with no step.
     """
     own = [s for s in c.steps if s.depth == 0]
-    if not own:
+    if not own or c.truncated:
         return replace(first, step=None)
     last = own[-1]
     source = c.codes[0].source_lines if c.codes else ()
@@ -312,52 +392,62 @@ def _split_point(c: Compile, first: GraphBreak) -> GraphBreak:
 
 
 def _reason_line(reason: str) -> str:
-    """`0/0: n == 0  # f.py:4 in f` from Dynamo's multi-line failure text."""
-    line = first_line(reason)
-    return shorten(re.sub(r"\s{2,}#", "  #", line), MESSAGE_LIMIT)
+    """A recompile reason exactly as Dynamo wrote it (`0/0: n == 0  # f.py:4 in f`, and
+    any further lines), surrounding blank lines aside."""
+    return exact(reason.strip("\n"))
 
 
 def _short_path(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
+def _cap(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive whole number (got {value!r}); "
+                         f"for example record({name}=10_000)")
+
+
 @contextlib.contextmanager
-def record(*, max_steps: int = DEFAULT_MAX_STEPS, after_dynamo: bool = False
-           ) -> Iterator[Recording]:
+def record(*, max_steps: int = DEFAULT_MAX_STEPS,
+           max_compile_steps: int = DEFAULT_MAX_COMPILE_STEPS,
+           max_chars: int = DEFAULT_MAX_CHARS, after_dynamo: bool = False) -> Iterator[Recording]:
     """Record everything Dynamo compiles inside the block, whatever the backend.
 
     `after_dynamo=True` also records what AOTAutograd and Inductor made of each graph
     (`Compile.stages`, see `capture.stages`); it changes nothing they produce.
+
+    At most `max_steps` steps are stored in all and `max_compile_steps` for one compile
+    attempt, and at most `max_chars` characters of Dynamo's text (graph code, guards,
+    listings), which is kept whole; each cap ends what is stored with an event.
+
+    NOTE (the collector): the recorder leaves the garbage collector alone. Holding full
+    collections off while recording (as earlier versions did) grew a training script's
+    memory without bound (a cycle per epoch, never collected until the block ended)
+    and made recorded compiles look cheaper than plain ones. A recording does keep
+    objects alive (a step each), so a recorded compile may run a full collection a
+    plain one would not: that is part of what recording costs.
     """
     global _active
+    _cap("max_steps", max_steps)
+    _cap("max_compile_steps", max_compile_steps)
+    _cap("max_chars", max_chars)
     if not isinstance(after_dynamo, bool):
         raise TypeError(f"after_dynamo must be True or False (got {after_dynamo!r})")
-    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
-        raise ValueError(f"max_steps must be a positive whole number (got {max_steps!r}); "
-                         "for example record(max_steps=10_000)")
     import torch
 
     with _lock:
         if _active is not None:
             raise RuntimeError(_busy_message())
-        recording = Recording(torch_version=torch.__version__, max_steps=max_steps)
-        recorder = Recorder(recording, max_steps)
+        recording = Recording(torch_version=torch.__version__, max_steps=max_steps,
+                              max_compile_steps=max_compile_steps, max_chars=max_chars)
+        recorder = Recorder(recording, max_steps, max_compile_steps, max_chars)
         recorder.stages = StageCollector(recording) if after_dynamo else None
         _active = recorder  # claimed before anything is installed
     undo = None
-    thresholds = None
     previous_sigint = None
     ended_by = None
     try:
         undo = hooks.install(recorder)
-        # NOTE: a recording keeps objects alive (one per step, and the trackers it has
-        # read). Counted as long-lived, they can tip the collector into a full
-        # (generation 2) collection that the same compile without recording would
-        # not run: tens of milliseconds, and Dynamo's garbage finalized at another
-        # moment. Full collections wait until the block ends; young ones run as
-        # usual. Put back on the way out, unless the program changed them meanwhile.
-        thresholds = gc.get_threshold()
-        gc.set_threshold(thresholds[0], thresholds[1], _NO_FULL_COLLECTIONS)
         previous_sigint = _note_interrupts(recorder)
         yield recording
     except KeyboardInterrupt:
@@ -373,10 +463,6 @@ def record(*, max_steps: int = DEFAULT_MAX_STEPS, after_dynamo: bool = False
                 if previous_sigint is not None:
                     signal.signal(signal.SIGINT, previous_sigint)
                     previous_sigint = None
-                if thresholds is not None:
-                    if gc.get_threshold() == (*thresholds[:2], _NO_FULL_COLLECTIONS):
-                        gc.set_threshold(*thresholds)
-                    thresholds = None
                 if undo is not None:
                     undo()
                     undo = None
@@ -420,8 +506,10 @@ def _note_interrupts(recorder: Recorder) -> Any:
 
 
 def trace(fn: Callable[..., Any], *args: Any, backend: Any = "eager", reset: bool = True,
-          max_steps: int = DEFAULT_MAX_STEPS, compile_options: dict[str, Any] | None = None,
-          after_dynamo: bool = False, **kwargs: Any) -> Recording:
+          max_steps: int = DEFAULT_MAX_STEPS,
+          max_compile_steps: int = DEFAULT_MAX_COMPILE_STEPS, max_chars: int = DEFAULT_MAX_CHARS,
+          compile_options: dict[str, Any] | None = None, after_dynamo: bool = False,
+          **kwargs: Any) -> Recording:
     """Compile `fn` with `torch.compile`, call it once while recording, return the recording.
 
     `compile_options` go to `torch.compile` (e.g. ``{"fullgraph": True}``); any
@@ -434,7 +522,8 @@ def trace(fn: Callable[..., Any], *args: Any, backend: Any = "eager", reset: boo
                         f"{type(fn).__name__}; for example capture.trace(f, torch.randn(4))")
     prepare(reset=reset)
     compiled = torch.compile(fn, backend=backend, **(compile_options or {}))
-    with record(max_steps=max_steps, after_dynamo=after_dynamo) as recording:
+    with record(max_steps=max_steps, max_compile_steps=max_compile_steps,
+                max_chars=max_chars, after_dynamo=after_dynamo) as recording:
         recording.result = compiled(*args, **kwargs)
     return recording
 
@@ -456,4 +545,5 @@ def active() -> bool:
     return _active is not None
 
 
-__all__ = ["record", "trace", "prepare", "active", "DEFAULT_MAX_STEPS"]
+__all__ = ["record", "trace", "prepare", "active", "DEFAULT_MAX_STEPS",
+           "DEFAULT_MAX_COMPILE_STEPS", "DEFAULT_MAX_CHARS"]

@@ -70,75 +70,42 @@ class Instr:
     is_jump_target: bool = False
     original: int | None = None
     changed: bool = False
+    label: str | None = None  # a jump target's name where dis names targets (3.13: `L1`)
 
     def __str__(self) -> str:
-        mark = ">>" if self.is_jump_target else "  "
-        return f"{mark} {self.offset:4d} {self.opname:<20} {self.argrepr}".rstrip()
+        return self.line()
+
+    def line(self, mark_width: int = 2) -> str:
+        """The row as a listing prints it: a jump target marked `>>`, or by its label
+        (`L1:`) where `dis` labels targets, right-aligned to `mark_width`."""
+        mark = f"{self.label}:" if self.label else ">>" if self.is_jump_target else ""
+        return f"{mark:>{mark_width}} {self.offset:4d} {self.opname:<20} {self.argrepr}".rstrip()
 
 
+@dataclass(frozen=True, slots=True)
 class CodeInfo:
     """A code object the compile walked: the frame itself or an inlined callee.
 
     Two listings: `instructions`, the code's own `dis`, and `walked`, the cleaned
     copy Dynamo's translator steps through (on 3.11 it strips EXTENDED_ARG, turns
     `POP_JUMP_*_IF_NONE` into `LOAD_CONST None; IS_OP; POP_JUMP_*`, makes super()'s
-    arguments explicit and renumbers offsets). A step's offset is an offset in
-    `walked`. `cleaned` says whether the two differ.
+    arguments explicit and renumbers offsets), each row aligned with `instructions`
+    (`Instr.original`, `Instr.changed`). A step's offset is an offset in `walked`.
+    Where Dynamo's own listing was never seen (a step cap before the code's first
+    step), `walked` is the `dis` listing, each row its own original.
 
-    Made from a live code object, both are read when first asked for: a code
-    object never changes, so reading it later reads the same, and most callees a
-    compile walks are never shown. The recorder hands over Dynamo's listing as
-    soon as it sees it (`set_walked`).
+    While recording, a compile's codes carry their name, file and source only: the
+    listings are read once per code object when the recording finishes
+    (`capture.bytecode.CodeReader`), so recording stays fast and nothing here
+    holds a live code object.
     """
 
-    __slots__ = ("name", "filename", "firstlineno", "source_lines", "_instructions", "_code",
-                 "_walked", "_walked_raw")
-
-    def __init__(self, name: str, filename: str, firstlineno: int,
-                 source_lines: tuple[str, ...] = (), instructions: tuple[Instr, ...] = (),
-                 *, walked: tuple[Instr, ...] | None = None, code: Any = None) -> None:
-        self.name = name
-        self.filename = filename
-        self.firstlineno = firstlineno
-        self.source_lines = tuple(source_lines)
-        self._instructions = None if code is not None else tuple(instructions)
-        self._code = code
-        self._walked = tuple(walked) if walked is not None else None
-        self._walked_raw: Any = None  # (rows, keys) from the recorder, aligned when asked for
-
-    @property
-    def instructions(self) -> tuple[Instr, ...]:
-        """The code's own disassembly (`dis`), one `Instr` per instruction."""
-        if self._instructions is None:
-            from .bytecode import instructions
-
-            self._instructions = instructions(self._code)
-        return self._instructions
-
-    @property
-    def walked(self) -> tuple[Instr, ...]:
-        """The instructions Dynamo's translator walks, each aligned with `instructions`
-        (`original`, `changed`); the original listing when Dynamo's was never seen."""
-        if self._walked is None:
-            if self._walked_raw is None:
-                return tuple(Instr(i.offset, i.opname, i.argrepr, i.lineno, i.is_jump_target, k)
-                             for k, i in enumerate(self.instructions))
-            from .bytecode import align
-
-            rows, keys = self._walked_raw
-            self._walked = align(self._code, rows, keys)
-            self._walked_raw = None
-        return self._walked
-
-    @property
-    def has_walked(self) -> bool:
-        """Whether Dynamo's own listing was recorded (else `walked` is the `dis` one)."""
-        return self._walked is not None or self._walked_raw is not None
-
-    def set_walked(self, rows: tuple[Instr, ...], keys: tuple[Any, ...]) -> None:
-        """Dynamo's cleaned listing, unaligned; `keys` match rows to `dis` (see bytecode.align)."""
-        if not self.has_walked:
-            self._walked_raw = (rows, keys)
+    name: str
+    filename: str
+    firstlineno: int
+    source_lines: tuple[str, ...] = ()
+    instructions: tuple[Instr, ...] = ()
+    walked: tuple[Instr, ...] = ()
 
     @property
     def cleaned(self) -> bool:
@@ -151,22 +118,6 @@ class CodeInfo:
     def bytecode(self) -> str:
         """The disassembly as text, one instruction a line, with line numbers."""
         return disassembly_text(self.instructions)
-
-    def _key(self) -> tuple:
-        return (self.name, self.filename, self.firstlineno, self.source_lines, self.instructions,
-                self.walked)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, CodeInfo):
-            return NotImplemented
-        return self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash((self.name, self.filename, self.firstlineno))
-
-    def __repr__(self) -> str:
-        return (f"CodeInfo(name={self.name!r}, filename={self.filename!r}, "
-                f"firstlineno={self.firstlineno})")
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "filename": self.filename, "firstlineno": self.firstlineno,
@@ -186,11 +137,12 @@ class CodeInfo:
 def disassembly_text(instructions: tuple[Instr, ...] | list[Instr]) -> str:
     lines = []
     last = None
+    width = max((len(ins.label) + 1 for ins in instructions if ins.label), default=2)
     for ins in instructions:
         line = "" if ins.lineno is None or ins.lineno == last else str(ins.lineno)
         if ins.lineno is not None:
             last = ins.lineno
-        lines.append(f"{line:>5} {ins}")
+        lines.append(f"{line:>5} {ins.line(width)}")
     return "\n".join(lines)
 
 
@@ -272,7 +224,15 @@ class ResumeFunction:
 
 @dataclass(frozen=True, slots=True)
 class GraphBreak:
-    """Why and where tracing stopped."""
+    """Why and where tracing stopped.
+
+    `message` is Dynamo's whole graph-break message, exactly as it wrote it (what
+    TORCH_LOGS=graph_breaks prints after "Graph Break Reason:"); `reason` is its
+    headline (the graph-break type, `Failed to trace builtin operator`), and
+    `explanation`, `hints` and `link` (the graph-break site's page for this break)
+    are its parts. `step` is the step of the instruction that broke, None when that
+    step was not stored (past a step cap).
+    """
 
     reason: str
     lineno: int | None = None
@@ -280,6 +240,9 @@ class GraphBreak:
     code_name: str | None = None
     step: int | None = None
     explanation: str | None = None
+    message: str | None = None
+    hints: tuple[str, ...] = ()
+    link: str | None = None
 
 
 @dataclass(slots=True, eq=False, kw_only=True)
@@ -398,6 +361,8 @@ class EventKind:
     CACHE_LIMIT = "cache_limit"
     WARNING = "warning"
     STEP_CAP = "step_cap"
+    SIZE_CAP = "size_cap"
+    NOTE = "note"
     SKIPPED = "skipped"
     ERROR = "error"
     INTERRUPTED = "interrupted"
@@ -406,8 +371,8 @@ class EventKind:
     RECORDER_ERROR = "recorder_error"
     FAIL_ON_RECOMPILE = "fail_on_recompile"  # the stance refused a recompile: an error
 
-    ALL = (COMPILE, RECOMPILE, GRAPH_BREAK, RESTART, CACHE_LIMIT, WARNING, STEP_CAP, SKIPPED,
-           ERROR, INTERRUPTED, RESET, ENDED, RECORDER_ERROR,
+    ALL = (COMPILE, RECOMPILE, GRAPH_BREAK, RESTART, CACHE_LIMIT, WARNING, STEP_CAP, SIZE_CAP,
+           SKIPPED, ERROR, INTERRUPTED, RESET, ENDED, RECORDER_ERROR, NOTE,
            FAIL_ON_RECOMPILE)
 
 
@@ -549,7 +514,10 @@ class Recording:
     counters_total: dict[str, int] = field(default_factory=dict)
     torch_version: str = ""
     python_version: str = field(default_factory=lambda: sys.version.split()[0])
+    # the caps it was made with: steps in all, steps of one compile, characters of text
     max_steps: int | None = None
+    max_compile_steps: int | None = None
+    max_chars: int | None = None
     truncated: bool = False
     ended_by: str | None = None
     result: Any = None
@@ -570,7 +538,10 @@ class Recording:
 
     @property
     def graph_break_count(self) -> int:
-        """Graph breaks met while recording (Dynamo's own counter misses some kinds)."""
+        """Graph breaks met while recording: one per break Dynamo logged (`log_graph_break`).
+        Dynamo's own `graph_breaks` counter (`counters`) counts only breaks at an
+        instruction it could not trace and resumes after (a call, say): not a branch on
+        a tensor's value nor a break it cannot resume from, so it can be smaller."""
         return sum(1 for e in self.events if e.kind == EventKind.GRAPH_BREAK)
 
     def __str__(self) -> str:
@@ -725,7 +696,7 @@ def _compile_from_dict(d: dict[str, Any]) -> Compile:
         d[name] = [_record(cls, x) for x in d.get(name, ())]
     d["failed_guards"] = tuple(d["failed_guards"])
     d["modified_instructions"] = [Instr(**i) for i in d["modified_instructions"]]
-    d["graph_break"] = GraphBreak(**d["graph_break"]) if d["graph_break"] else None
+    d["graph_break"] = _record(GraphBreak, d["graph_break"]) if d["graph_break"] else None
     d["stages"] = tuple(Stage.from_dict(stage) for stage in d.get("stages", ()))
     return Compile(**d)
 
