@@ -85,7 +85,6 @@ export class Viewer {
     const rec = this.rec;
     this.titles = this.model.get("titles") || [];
     this.controls = controls(rec, this.titles);
-    this.summary = compileSummary(rec);
     // Every pane, in the order they paint: each has selectCompile(compile) and paint(view).
     const p = this.panes = {
       summary: compileSummary(rec), caption: captionPane(), source: sourcePane(), bytecode: bytecodePane(),
