@@ -798,3 +798,24 @@ def output_code_kernels(graph: Any) -> list[tuple[str, str, list[Any]]]:
             out.append((str(kernel), "extern_kernel",
                         list(getattr(node, "origins", None) or ())))
     return out
+
+
+# -- the graph-break registry -----------------------------------------------------
+
+
+@functools.cache
+def graph_break_registry() -> dict[str, list[dict[str, Any]]]:
+    """Dynamo's graph-break registry, `torch/_dynamo/graph_break_registry.json` of the
+    installed torch: `"GB0059"` -> variants `{Gb_type, Context, Explanation, Hints}` (the
+    id a break message's link `.../gb/gb0059.html` names); {} when torch has none. 517 ids
+    on 2.13.0. 2.13, 2.14."""
+    import json
+    from pathlib import Path
+
+    import torch._dynamo
+
+    path = Path(torch._dynamo.__file__).parent / "graph_break_registry.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}

@@ -5,6 +5,7 @@ For people outside Jupyter::
     dynamo-lab record train.py --epochs 1 -o trace.json     # or -o trace.html, or both
     dynamo-lab record -m package.module --epochs 1 -o trace.json
     dynamo-lab html trace.json -o trace.html
+    dynamo-lab explain trace.json            # or: dynamo-lab explain train.py --epochs 1
 
 `record` runs the script as `python train.py --epochs 1` would (its own `sys.argv`,
 `__name__ == "__main__"`, its folder first on `sys.path`), or the module as `python -m`
@@ -88,7 +89,38 @@ def _parser() -> argparse.ArgumentParser:
                       help="open at the compile with this id (0/0, 0/0_1, 1/0)")
     page.add_argument("--step", type=int, default=0, metavar="N", help="open at step N")
     page.add_argument("-q", "--quiet", action="store_true", help="no notes")
+
+    why = sub.add_parser(
+        "explain", help="say why a program broke its graphs and recompiled",
+        usage=f"{PROG} explain [--json] TRACE.json | SCRIPT.py|-m MODULE [ARGS ...]",
+        description="Print each graph break (its line, instruction, stack, Dynamo's explanation "
+                    "and hints) and each recompile (every guard that failed, expected against "
+                    "seen, the line that installed it), with a suggestion where Dynamo's hints "
+                    "give one. A script is recorded first; everything after it is its own.")
+    why.add_argument("--json", action="store_true", help="print the explanation as JSON")
+    why.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS, metavar="N",
+                     help="when recording a script: store at most N instructions")
+    why.add_argument("-q", "--quiet", action="store_true", help="no progress or notes")
     return parser
+
+
+def split_explain_args(tokens: list[str]) -> tuple[list[str], str | None, bool, list[str]]:
+    """`explain`'s tokens as (dynamo-lab's options, the recording or program, -m, the
+    program's arguments): dynamo-lab's options come first, the program's after it."""
+    options: list[str] = []
+    i, module = 0, False
+    while i < len(tokens) and tokens[i].startswith("-") and tokens[i] != "-":
+        if tokens[i] == "-m":
+            module, i = True, i + 1
+            break
+        options.append(tokens[i])
+        if tokens[i] == "--max-steps" and i + 1 < len(tokens):
+            options.append(tokens[i + 1])
+            i += 1
+        i += 1
+    if i >= len(tokens):
+        return options, None, module, []
+    return options, tokens[i], module, tokens[i + 1:]
 
 
 def split_record_args(tokens: list[str]) -> tuple[list[str], str | None, bool, list[str]]:
@@ -252,6 +284,48 @@ def _html(opts: argparse.Namespace) -> int:
     return 0
 
 
+# -- why it broke and recompiled ---------------------------------------------------------
+
+def _explain(opts: argparse.Namespace) -> int:
+    """Print the engine's explanation of a saved recording, or of a program recorded now
+    (its own output goes to stderr, so stdout is the explanation alone)."""
+    import contextlib
+
+    import capture
+    from capture.explain import explanation, explanation_text
+
+    if opts.program.lower().endswith(".json") and not opts.module:
+        recording = read_recording(Path(opts.program))
+    else:
+        if opts.max_steps < 1:
+            raise CommandError(f"--max-steps must be at least 1 (got {opts.max_steps})", 2)
+        try:
+            program = (Program.module if opts.module else Program.script)(opts.program, opts.args)
+        except ProgramError as e:
+            raise CommandError(str(e), 2) from None
+        namespace: dict[str, Any] = {}
+        try:
+            with contextlib.redirect_stdout(sys.stderr):
+                result = capture.run(
+                    lambda: namespace.update(program.run()), max_steps=opts.max_steps,
+                    source=program.source(), namespace=namespace, name=program.name,
+                    hide=(HERE,),
+                    during=None if opts.quiet else (lambda r: Progress(r, program.name)))
+        except capture.NotStarted as e:
+            raise CommandError(str(e)) from None
+        if result.refused:
+            raise CommandError(result.notes[0].text)
+        recording = result.recording
+        if result.error is not None and not opts.quiet:
+            say(f"note: {program.name} raised {result.error_line}; explaining what it "
+                "compiled up to then")
+    if opts.json:
+        print(json.dumps(explanation(recording), indent=2))
+    else:
+        print(explanation_text(recording))
+    return 0
+
+
 # -- entry point -----------------------------------------------------------------------
 
 def main(argv: list[str] | None = None) -> int:
@@ -261,18 +335,26 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "record":
         options, program, module, program_args = split_record_args(argv[1:])
         argv = ["record", *options]
+    elif argv and argv[0] == "explain":
+        options, program, module, program_args = split_explain_args(argv[1:])
+        argv = ["explain", *options]
     parser = _parser()
     opts = parser.parse_args(argv)
     if opts.command == "record" and program is None:
         parser.exit(2, f"{PROG}: error: record needs a script or -m MODULE: {PROG} record "
                        "SCRIPT.py [ARGS ...] -o OUT.json\n")
-    problem = environment_problem() if opts.command == "record" else python_version_problem()
+    if opts.command == "explain" and program is None:
+        parser.exit(2, f"{PROG}: error: explain needs a recording or a script: {PROG} explain "
+                       "TRACE.json, or SCRIPT.py [ARGS ...]\n")
+    records = opts.command == "record" or (
+        opts.command == "explain" and (module or not program.lower().endswith(".json")))
+    problem = environment_problem() if records else python_version_problem()
     if problem:
         say(f"error: {problem}")
         return 2
     opts.program, opts.module, opts.args = program, module, program_args
     try:
-        return _record(opts) if opts.command == "record" else _html(opts)
+        return {"record": _record, "html": _html, "explain": _explain}[opts.command](opts)
     except CommandError as e:
         message = str(e)
         say(message if message.startswith("error:") else f"error: {message}")

@@ -1,0 +1,143 @@
+"""`dynamo-lab explain`: why a program broke its graphs and recompiled, for a terminal.
+
+A real script with two graph breaks and three recompiles is explained as a user runs
+it (the console script, in a subprocess): recorded first, and from a saved recording.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+COMMAND = Path(sys.executable).parent / "dynamo-lab"
+
+PROGRAM = '''\
+import torch
+
+
+def helper(y):
+    print("between graphs")  # break 1
+    return y * 2
+
+
+def f(x, n):
+    y = x.sin() * n  # reads x and n
+    return helper(y).cos()
+
+
+def g(x):
+    s = x.sum().item()  # break 2
+    return x + s
+
+
+cf = torch.compile(f, backend="eager")
+cg = torch.compile(g, backend="eager")
+cf(torch.randn(4), 2)
+cf(torch.randn(8), 2)                       # recompile 1: a size
+cf(torch.randn(8), 3)                       # recompile 2: an int
+cf(torch.randn(8, dtype=torch.float64), 3)  # recompile 3: a dtype
+cg(torch.randn(3))
+print("done")
+'''
+
+LINES = PROGRAM.splitlines()
+
+
+def line(marker: str) -> int:
+    [hit] = [i + 1 for i, text in enumerate(LINES) if f"# {marker}" in text]
+    return hit
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    if not COMMAND.exists():
+        pytest.fail(f"{COMMAND} is not installed: run ./lab setup (pip install -e .)")
+    return subprocess.run([str(COMMAND), *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("explain")
+    (folder / "prog.py").write_text(PROGRAM, encoding="utf-8")
+    return folder
+
+
+def test_explain_records_a_script_and_says_why_it_broke_and_recompiled(program):
+    out = run("explain", "prog.py", cwd=program)
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert "done" not in text and "done" in out.stderr  # the program's own output: stderr
+    assert "2 graph break(s)" in text
+    # each break: its line, instruction, the stack it met, Dynamo's words, the registry
+    assert f"graph break 1 of 2: in helper at prog.py:{line('break 1')}" in text
+    assert f"graph break 2 of 2: in g at prog.py:{line('break 2')}" in text
+    assert "instruction: CALL" in text and "stack it met (top first):" in text
+    assert "ConstantVariable 'between graphs'" in text
+    assert "registry: GB0059 (Failed to trace builtin operator)" in text
+    assert "capture_scalar_outputs" in text  # .item()'s hint
+    # each recompile of f: every failing guard, expected against seen, where installed
+    where = f"installed at prog.py:{line('reads x and n')}"
+    assert "TENSOR_MATCH L['x'] size: expected [4], got [8]" in text
+    assert "EQUALS_MATCH L['n'] value: expected 2, got 3" in text
+    assert "TENSOR_MATCH L['x'] dtype: expected float32, got float64" in text
+    assert text.count(where) >= 3
+    assert "torch._dynamo.mark_dynamic(x, 0)" in text
+    assert "move it into a tensor" in text
+
+
+def test_explain_json_is_for_machines_and_matches_a_saved_recording(program):
+    recorded = run("record", "prog.py", "-o", "trace.json", "-q", cwd=program)
+    assert recorded.returncode == 0, recorded.stderr
+    live = run("explain", "--json", "prog.py", cwd=program)
+    saved = run("explain", "--json", "trace.json", cwd=program)
+    assert live.returncode == saved.returncode == 0, (live.stderr, saved.stderr)
+    a, b = json.loads(live.stdout), json.loads(saved.stdout)
+    for data in (a, b):
+        assert [x["lineno"] for x in data["graph_breaks"]] == [line("break 1"), line("break 2")]
+        assert [x["gb_id"] for x in data["graph_breaks"]] == ["GB0059", "GB0124"]
+        f_recompiles = [r for r in data["recompiles"] if r["function"] == "f"]
+        assert len(f_recompiles) == 3
+        whats = [{(fg["source"], fg["what"]) for fg in r["failed_guards"]
+                  if fg["compile_id"] == r["replaces"]} for r in f_recompiles]
+        assert whats == [{("L['x']", "size")}, {("L['n']", "value")}, {("L['x']", "dtype")}]
+        for r in f_recompiles:
+            for fg in r["failed_guards"]:
+                assert fg["lineno"] == line("reads x and n")
+                assert fg["line"] == LINES[line("reads x and n") - 1].strip()
+    strip = lambda d: [(r["compile_id"], r["replaces"], len(r["failed_guards"])) for r in d["recompiles"]]
+    assert strip(a) == strip(b)
+
+
+def test_explain_refuses_a_missing_recording_in_one_line(program):
+    out = run("explain", "missing.json", cwd=program)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "no such file" in out.stderr
+
+
+def counted(x, n):
+    return x + n
+
+
+def test_a_refused_recompile_is_explained_with_its_failing_guards():
+    import torch
+
+    import capture
+    from capture.explain import explanation, explanation_text
+
+    torch._dynamo.reset()
+    compiled = torch.compile(counted, backend="eager")
+    with torch._dynamo.config.patch(recompile_limit=1, automatic_dynamic_shapes=False):
+        with capture.record() as rec:
+            compiled(torch.randn(3), 1)
+            compiled(torch.randn(3), 2)
+    torch._dynamo.reset()
+    [refusal] = explanation(rec)["refusals"]
+    assert refusal["kind"] == "cache_limit"
+    [fg] = [fg for fg in refusal["failed_guards"] if fg["source"] == "L['n']"]
+    assert (fg["expected"], fg["seen"], fg["line"]) == ("1", "2", "return x + n")
+    assert "recompile_limit" in refusal["suggestion"]
+    text = explanation_text(rec)
+    assert "refused (cache_limit)" in text and "EQUALS_MATCH L['n'] value: expected 1, got 2" in text
