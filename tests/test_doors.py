@@ -137,3 +137,21 @@ def test_the_cli_on_torch_2_12_says_which_are_supported_in_one_line(tmp_path):
     lines = result.stderr.splitlines()
     assert len(lines) == 1, result.stderr
     assert "Python 3.11–3.13 and torch 2.13–2.14" in lines[0] and "torch 2.12.1" in lines[0]
+
+
+def test_the_supported_releases_are_said_once_and_the_package_metadata_agrees():
+    import tomllib
+
+    from packaging.specifiers import SpecifierSet
+    from packaging.requirements import Requirement
+
+    from capture import internals
+    from capture.run import SUPPORTED_PYTHON, SUPPORTED_TORCH, SUPPORTED_TORCH_RELEASES
+
+    meta = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    pythons = SpecifierSet(meta["project"]["requires-python"])
+    admitted = [(3, minor) for minor in range(8, 16) if pythons.contains(f"3.{minor}.0")]
+    assert admitted == list(SUPPORTED_PYTHON)
+    torch = [Requirement(d) for d in meta["project"]["dependencies"] if d.startswith("torch")]
+    assert [str(r.specifier) for r in torch] == [str(SpecifierSet(SUPPORTED_TORCH))]
+    assert [f"{a}.{b}" for a, b in SUPPORTED_TORCH_RELEASES] == list(internals.CHECKED_ON)
