@@ -21,6 +21,7 @@ line. A program that raises still gets its recording written, up to that point.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -28,14 +29,13 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from capture.attempt import first_line
 from capture.run import environment_problem, python_version_problem
 
+from .files import FileError, out_path, read_recording, write
 from .program import Program, ProgramError
 from .progress import PROG, Progress, say
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FORMATS = {".json": "json", ".html": "html", ".htm": "html"}
 # Options of `record` that take a value (needed to find where the program's name is).
 _VALUE_OPTIONS = ("-o", "--out", "--max-steps")
 
@@ -104,32 +104,14 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def split_explain_args(tokens: list[str]) -> tuple[list[str], str | None, bool, list[str]]:
-    """`explain`'s tokens as (dynamo-lab's options, the recording or program, -m, the
-    program's arguments): dynamo-lab's options come first, the program's after it."""
-    options: list[str] = []
-    i, module = 0, False
-    while i < len(tokens) and tokens[i].startswith("-") and tokens[i] != "-":
-        if tokens[i] == "-m":
-            module, i = True, i + 1
-            break
-        options.append(tokens[i])
-        if tokens[i] == "--max-steps" and i + 1 < len(tokens):
-            options.append(tokens[i + 1])
-            i += 1
-        i += 1
-    if i >= len(tokens):
-        return options, None, module, []
-    return options, tokens[i], module, tokens[i + 1:]
-
-
-def split_record_args(tokens: list[str]) -> tuple[list[str], str | None, bool, list[str]]:
-    """`record`'s tokens as (dynamo-lab's options, the program, whether it is a module
+def split_program_args(tokens: list[str], *, resume: bool = True
+                       ) -> tuple[list[str], str | None, bool, list[str]]:
+    """A command's tokens as (dynamo-lab's options, the program, whether it is a module
     (-m), the program's arguments).
 
-    When -o comes before the program, everything after the program is its own.
-    Otherwise its arguments end at the first -o/--out, and the rest of the line is
-    dynamo-lab's options again.
+    Everything after the program is its own, except (with `resume`, for `record`) when
+    no -o came before it: then its arguments end at the first -o/--out, and the rest of
+    the line is dynamo-lab's options again.
     """
     before: list[str] = []
     i, module = 0, False
@@ -150,7 +132,7 @@ def split_record_args(tokens: list[str]) -> tuple[list[str], str | None, bool, l
         return before, None, module, []
     program, rest = tokens[i], tokens[i + 1:]
     after: list[str] = []
-    if not any(t in ("-o", "--out") or t.startswith("--out=") for t in before):
+    if resume and not any(t in ("-o", "--out") or t.startswith("--out=") for t in before):
         for j, token in enumerate(rest):
             if token in ("-o", "--out") or token.startswith("--out="):
                 rest, after = rest[:j], rest[j:]
@@ -160,37 +142,41 @@ def split_record_args(tokens: list[str]) -> tuple[list[str], str | None, bool, l
 
 # -- recording a program ---------------------------------------------------------------
 
-def _record(opts: argparse.Namespace) -> int:
+def _run(opts: argparse.Namespace, *, output: Any = None) -> tuple[Program, Any]:
+    """Run the program through `capture.run` (its stdout to `output` if given); say its notes."""
     import capture
 
-    outs = [_out_path(o) for o in opts.out]
     if opts.max_steps < 1:
         raise CommandError(f"--max-steps must be at least 1 (got {opts.max_steps})", 2)
-    try:
-        program = (Program.module if opts.module else Program.script)(opts.program, opts.args)
-    except ProgramError as e:
-        raise CommandError(str(e), 2) from None
-    for out in outs:
-        if not out.parent.is_dir():
-            raise CommandError(f"cannot write {out}: the folder {out.parent} does not exist", 2)
+    program = (Program.module if opts.module else Program.script)(opts.program, opts.args)
     namespace: dict[str, Any] = {}  # its globals once it has run, to name what it compiled
     try:
-        result = capture.run(lambda: namespace.update(program.run()), max_steps=opts.max_steps,
-                             source=program.source(), namespace=namespace, name=program.name,
-                             hide=(HERE,),
-                             during=None if opts.quiet else (lambda r: Progress(r, program.name)))
+        with contextlib.redirect_stdout(output) if output else contextlib.nullcontext():
+            result = capture.run(
+                lambda: namespace.update(program.run()), max_steps=opts.max_steps,
+                source=program.source(), namespace=namespace, name=program.name, hide=(HERE,),
+                during=None if opts.quiet else (lambda r: Progress(r, program.name)))
     except capture.NotStarted as e:
         raise CommandError(str(e)) from None
     if result.refused:
         raise CommandError(result.notes[0].text)
-    recording, error = result.recording, result.error
-    written = _write(recording, outs, quiet=opts.quiet, title=f"{program.path.name} · Dynamo Lab")
-    summary = f"{len(recording.compiles)} compile(s), {recording.step_count:,} step(s)"
-    if error is None and not opts.quiet:
-        say(f"wrote {written}: {summary}")
     for note in [] if opts.quiet else result.notes:
         say(f"note: {note.text}")
+    return program, result
+
+
+def _record(opts: argparse.Namespace) -> int:
+    outs = [out_path(o) for o in opts.out]
+    for out in outs:
+        if not out.parent.is_dir():
+            raise CommandError(f"cannot write {out}: the folder {out.parent} does not exist", 2)
+    program, result = _run(opts)
+    recording, error = result.recording, result.error
+    written = write(recording, outs, quiet=opts.quiet, title=f"{program.path.name} · Dynamo Lab")
+    summary = f"{len(recording.compiles)} compile(s), {recording.step_count:,} step(s)"
     if error is None:
+        if not opts.quiet:
+            say(f"wrote {written}: {summary}")
         return 0
     if opts.traceback:
         traceback.print_exception(type(error), error, error.__traceback__, file=sys.stderr)
@@ -206,61 +192,7 @@ def _record(opts: argparse.Namespace) -> int:
                        f"({summary}) is in {written}{hint}", status)
 
 
-def _out_path(text: str) -> Path:
-    path = Path(text)
-    if path.suffix.lower() not in FORMATS:
-        raise CommandError(f"cannot tell what to write to {text!r}: name it .json (the "
-                           "recording) or .html (a page)", 2)
-    return path
-
-
-def _write(recording: Any, outs: list[Path], *, quiet: bool, title: str,
-           compile: str | None = None, step: int = 0) -> str:
-    """Write the recording to each path, by its suffix; the paths, joined for a message."""
-    for out in outs:
-        if FORMATS[out.suffix.lower()] == "json":
-            out.write_text(recording.to_json(), encoding="utf-8")
-        else:
-            from .viewer import page
-
-            if not quiet and recording.step_count > 5_000:
-                say(f"writing {out}: laying out {len(recording.compiles)} graph(s)…")
-            page.write_html(recording, out, compile=compile, step=step, title=title)
-    return " and ".join(str(o) for o in outs)
-
-
 # -- a page from a saved recording ------------------------------------------------------
-
-def read_recording(path: Path) -> Any:
-    """A `Recording` from a JSON file, or a one-line CommandError saying what is wrong."""
-    from capture import Recording
-
-    if not path.exists():
-        raise CommandError(f"{path}: no such file; give a recording written by "
-                           f"`{PROG} record SCRIPT.py -o {path.name}`", 2)
-    if path.is_dir():
-        raise CommandError(f"{path} is a folder; give a recording's .json file", 2)
-    try:
-        text = path.read_text(encoding="utf-8")
-        data = json.loads(text)
-    except UnicodeDecodeError:
-        raise CommandError(f"{path} is not a recording (not UTF-8 text): give a .json file "
-                           f"written by `{PROG} record`") from None
-    except json.JSONDecodeError as e:
-        raise CommandError(f"{path} is not JSON (line {e.lineno}, column {e.colno}: {e.msg}); "
-                           f"give a file written by `{PROG} record -o x.json`") from None
-    if not isinstance(data, dict) or "compiles" not in data or "schema" not in data:
-        raise CommandError(f"{path} is JSON but not a recording (no schema and compiles); give "
-                           f"a file written by `{PROG} record -o x.json` or Recording.to_json()")
-    try:
-        return Recording.from_json(text)  # the engine says which schema it reads
-    except ValueError as e:
-        raise CommandError(f"{path}: {first_line(e)} ({PROG} record SCRIPT.py -o "
-                           f"{path.name})") from None
-    except (KeyError, TypeError) as e:
-        raise CommandError(f"{path} is a damaged recording ({type(e).__name__}: "
-                           f"{first_line(e)}); record it again") from None
-
 
 def _html(opts: argparse.Namespace) -> int:
     source = Path(opts.recording)
@@ -277,7 +209,7 @@ def _html(opts: argparse.Namespace) -> int:
             recording.compile(opts.compile)
         except KeyError as e:
             raise CommandError(str(e.args[0]), 2) from None
-    _write(recording, [out], quiet=opts.quiet, title=f"{source.name} · Dynamo Lab",
+    write(recording, [out], quiet=opts.quiet, title=f"{source.name} · Dynamo Lab",
            compile=opts.compile, step=opts.step)
     if not opts.quiet:
         say(f"wrote {out}: {len(recording.compiles)} compile(s), {recording.step_count:,} step(s)")
@@ -289,32 +221,12 @@ def _html(opts: argparse.Namespace) -> int:
 def _explain(opts: argparse.Namespace) -> int:
     """Print the engine's explanation of a saved recording, or of a program recorded now
     (its own output goes to stderr, so stdout is the explanation alone)."""
-    import contextlib
-
-    import capture
     from capture.explain import explanation, explanation_text
 
     if opts.program.lower().endswith(".json") and not opts.module:
         recording = read_recording(Path(opts.program))
     else:
-        if opts.max_steps < 1:
-            raise CommandError(f"--max-steps must be at least 1 (got {opts.max_steps})", 2)
-        try:
-            program = (Program.module if opts.module else Program.script)(opts.program, opts.args)
-        except ProgramError as e:
-            raise CommandError(str(e), 2) from None
-        namespace: dict[str, Any] = {}
-        try:
-            with contextlib.redirect_stdout(sys.stderr):
-                result = capture.run(
-                    lambda: namespace.update(program.run()), max_steps=opts.max_steps,
-                    source=program.source(), namespace=namespace, name=program.name,
-                    hide=(HERE,),
-                    during=None if opts.quiet else (lambda r: Progress(r, program.name)))
-        except capture.NotStarted as e:
-            raise CommandError(str(e)) from None
-        if result.refused:
-            raise CommandError(result.notes[0].text)
+        program, result = _run(opts, output=sys.stderr)
         recording = result.recording
         if result.error is not None and not opts.quiet:
             say(f"note: {program.name} raised {result.error_line}; explaining what it "
@@ -333,10 +245,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     program, module, program_args = None, False, []
     if argv and argv[0] == "record":
-        options, program, module, program_args = split_record_args(argv[1:])
+        options, program, module, program_args = split_program_args(argv[1:])
         argv = ["record", *options]
     elif argv and argv[0] == "explain":
-        options, program, module, program_args = split_explain_args(argv[1:])
+        options, program, module, program_args = split_program_args(argv[1:], resume=False)
         argv = ["explain", *options]
     parser = _parser()
     opts = parser.parse_args(argv)
@@ -355,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     opts.program, opts.module, opts.args = program, module, program_args
     try:
         return {"record": _record, "html": _html, "explain": _explain}[opts.command](opts)
-    except CommandError as e:
+    except (CommandError, FileError, ProgramError) as e:
         message = str(e)
         say(message if message.startswith("error:") else f"error: {message}")
         return e.status

@@ -25,7 +25,9 @@ PROG = "dynamo-lab"
 
 
 class ProgramError(Exception):
-    """A script or module that cannot be run, in one line."""
+    """A script or module that cannot be run, in one line (a usage error: status 2)."""
+
+    status = 2
 
 
 @dataclass(frozen=True)
