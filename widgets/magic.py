@@ -1,6 +1,6 @@
 """`%%capture_trace`: run a notebook cell under `capture.run` and show what Dynamo did.
 
-A thin layer: parse the options, compile the cell the way IPython does (so a
+A thin layer: parse the options, compile the cell the way IPython does (cell.py, so a
 SyntaxError points at the learner's line), hand it to `capture.run`, then print its
 notes and show the `Recording` in the viewer or as text. What the magic and the
 `dynamo-lab` command both say (a refusal, a step cap, nothing compiled) is said there.
@@ -8,11 +8,8 @@ notes and show the `Recording` in the viewer or as text. What the magic and the
 
 from __future__ import annotations
 
-import ast
-import codeop
 import os
 import sys
-import types
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -24,11 +21,10 @@ import capture
 from capture import DEFAULT_MAX_STEPS
 from capture.text import visible
 
+from .cell import cell_source, compile_cell
+
 PREFIX = "capture_trace:"
 HERE = os.path.dirname(os.path.abspath(__file__))
-# Parse a cell as a whole module: without this flag, Python 3.13 says `_IncompleteInputError`
-# (no line to point at) where it means "'(' was never closed".
-_INCOMPLETE_OK = getattr(codeop, "PyCF_ALLOW_INCOMPLETE_INPUT", 0x4000) | codeop.PyCF_DONT_IMPLY_DEDENT
 
 
 @magics_class
@@ -92,7 +88,7 @@ class CaptureTraceMagics(Magics):
         if not cell.strip():
             raise UsageError("the cell is empty: below %%capture_trace, write code that calls "
                              "a torch.compile'd function.")
-        compiled = self._compile(cell)
+        compiled = compile_cell(self.shell, cell)
         if compiled is None:
             return  # the SyntaxError has been shown
         shell, (body, expr) = self.shell, compiled
@@ -103,7 +99,7 @@ class CaptureTraceMagics(Magics):
 
         try:
             result = capture.run(cell_code, max_steps=args.max_steps, reset=not args.no_reset,
-                                 source=_source(shell, cell), namespace=shell.user_ns,
+                                 source=cell_source(shell, cell), namespace=shell.user_ns,
                                  name="the cell", hide=(HERE,))
         except capture.NotStarted as e:
             raise UsageError(str(e)) from None
@@ -120,39 +116,6 @@ class CaptureTraceMagics(Magics):
             _say(note.text)
         if recording is not None and recording.compiles:
             _show(recording, args)
-
-    def _compile(self, cell: str) -> tuple[types.CodeType, types.CodeType | None] | None:
-        """The cell as code (and its last expression apart, to display its value)."""
-        shell = self.shell
-        # One blank line in front: the cell's first line is %%capture_trace, so line
-        # numbers in errors, titles and the source pane match what the learner sees.
-        try:
-            text = "\n" + shell.transform_cell(cell)
-        except SyntaxError as e:
-            # IPython's tokenizer finds some errors (an inconsistent dedent) before the
-            # parser does; its line numbers count from the cell's code, one line short.
-            filename = shell.compile.cache("\n" + cell, shell.execution_count, raw_code=cell)
-            if e.lineno is not None:
-                e.lineno += 1
-            shell.showsyntaxerror(filename=filename)
-            return None
-        filename = shell.compile.cache(text, shell.execution_count, raw_code=cell)
-        try:  # the shell's __future__ flags, parsed as one whole module
-            flags = (shell.compile.flags & ~_INCOMPLETE_OK) | ast.PyCF_ONLY_AST
-            tree = compile(text, filename, "exec", flags, dont_inherit=True)
-        except (SyntaxError, OverflowError, ValueError):
-            shell.showsyntaxerror(filename=filename)
-            return None
-        last = None
-        if tree.body and isinstance(tree.body[-1], ast.Expr):
-            last = ast.Expression(tree.body.pop().value)
-        try:
-            body = shell.compile(tree, filename, "exec")
-            expr = shell.compile(last, filename, "eval") if last is not None else None
-        except SyntaxError:  # e.g. `return` outside a function: found when compiling
-            shell.showsyntaxerror(filename=filename)
-            return None
-        return body, expr
 
 
 def _options(magic: Any, line: str) -> Any:
@@ -187,14 +150,6 @@ def _options(magic: Any, line: str) -> Any:
 
 def _say(text: str) -> None:
     print(f"{PREFIX} {visible(text)}", file=sys.stderr)
-
-
-def _source(shell: Any, cell: str) -> str:
-    """The cell as Python source (IPython's own syntax, e.g. `%time`, transformed away)."""
-    try:
-        return shell.transform_cell(cell)
-    except (SyntaxError, ValueError):
-        return ""
 
 
 def _show(recording: Any, args: Any) -> None:
