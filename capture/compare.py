@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .recompiles import step_line
 from .recording import Compile, FailedGuard, Node, Recording, Step, Var
 from .text import visible
 
@@ -149,6 +150,20 @@ def compare(recording: Recording, a: str, b: str, *, generation: int = 0) -> Com
     return out
 
 
+def recompiles(recording: Recording) -> list[Comparison]:
+    """Every recompile beside the compile it replaces (`Compile.replaces`), in order: what
+    a viewer or page ships to show the pairs side by side."""
+    out = []
+    for c in recording.compiles:
+        if c.replaces is None:
+            continue
+        try:
+            out.append(compare(recording, c.replaces, c.compile_id, generation=c.generation))
+        except (KeyError, ValueError):  # the replaced compile was made before recording
+            continue
+    return out
+
+
 def _same_code(recording: Recording, c: Compile) -> str:
     ids = [x.compile_id for x in recording.compiles
            if (x.code_name, x.filename, x.firstlineno) == (c.code_name, c.filename, c.firstlineno)]
@@ -216,12 +231,13 @@ def first_divergence(a: Compile, b: Compile,
                                   s.code_name != before.code_name):
                 why = "inlining"
             text = f"{s.opname} {s.argrepr}".rstrip()
-            return Divergence(x, y, s.lineno, text, why, was=_ran(a, x), now=_ran(b, y))
+            line = step_line(a, x) if x is not None else step_line(b, y)
+            return Divergence(x, y, line, text, why, was=_ran(a, x), now=_ran(b, y))
         sa, sb = a.steps[x], b.steps[y]
         for va, vb in _readings(sa, sb):
             if va is None or vb is None or _reading(va) != _reading(vb):
                 why = "tracker kind" if va is None or vb is None else _why(va, vb)
-                return Divergence(x, y, sa.lineno, f"{sa.opname} {sa.argrepr}".rstrip(), why,
+                return Divergence(x, y, step_line(a, x), f"{sa.opname} {sa.argrepr}".rstrip(), why,
                                   was=str(va) if va is not None else "(nothing)",
                                   now=str(vb) if vb is not None else "(nothing)")
         previous = (x, y)
@@ -232,7 +248,7 @@ def _ran(c: Compile, i: int | None) -> str:
     if i is None:
         return "(nothing: the trace ended here)"
     s = c.steps[i]
-    return f"line {s.lineno} {s.opname} {s.argrepr}".rstrip()
+    return f"line {step_line(c, i)} {s.opname} {s.argrepr}".rstrip()
 
 
 def _readings(sa: Step, sb: Step) -> list[tuple[Var | None, Var | None]]:

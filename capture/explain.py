@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from . import internals
+from .recompiles import step_place
 from .recording import Compile, EventKind, FailedGuard, Recording
 from .text import visible
 
@@ -135,10 +136,10 @@ def _failed(recording: Recording, fg: FailedGuard) -> dict[str, Any]:
         return out
     if fg.guard is not None and fg.guard < len(old.guard_details):
         out["text"] = old.guard_details[fg.guard].text
-    if fg.step is not None and fg.step < len(old.steps):
-        s = old.steps[fg.step]
-        out["file"] = old.codes[s.code].filename if s.code < len(old.codes) else old.filename
-        out["line"] = _source_line(old, s.code, s.lineno)
+    code, lineno = step_place(old, fg.step)
+    if code is not None:
+        out["file"] = old.codes[code].filename if code < len(old.codes) else old.filename
+        out["line"] = _source_line(old, code, lineno)
     return out
 
 

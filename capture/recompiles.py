@@ -223,12 +223,32 @@ def _record(known: Installed | None, compile_id: str, key: LeafKey, kind: str,
         guard = known.details.get(key)
         if guard is not None:
             step = installing_step(known.compile, guard)
-            if step is not None and step < len(known.compile.steps):
-                lineno = known.compile.steps[step].lineno
+            lineno = step_line(known.compile, step)
     return FailedGuard(compile_id=compile_id, guard=guard,
                        source=shorten(source, MAX_NAME) if source else None,
                        expected=shorten(expected, MAX_NAME), seen=shorten(seen, MAX_NAME),
                        kind=kind, what=what, step=step, lineno=lineno)
+
+
+def step_line(c: Compile, index: int | None) -> int | None:
+    """The line a step ran: its own, or, for a step before the first line of an inlined
+    function (COPY_FREE_VARS, MAKE_CELL, where 3.12 inlines `__setattr__` for a
+    `STORE_ATTR`), the line of the innermost call that has one."""
+    return step_place(c, index)[1]
+
+
+def step_place(c: Compile, index: int | None) -> tuple[int | None, int | None]:
+    """(index in `c.codes`, line) of `step_line`: the code whose line it is."""
+    if index is None or not 0 <= index < len(c.steps):
+        return None, None
+    s = c.steps[index]
+    if s.lineno is not None:
+        return s.code, s.lineno
+    for name, line in reversed(s.inline_stack):
+        if line is not None:
+            code = next((k for k, info in enumerate(c.codes) if info.name == name), None)
+            return code, line
+    return None, None
 
 
 _SHAPE_OF = re.compile(r"(?:\.size\(\)|\.stride\(\)|\.storage_offset\(\))(?:\[\d+\])?$")

@@ -128,3 +128,12 @@ def test_compiles_of_two_code_objects_are_refused_with_the_ones_that_would_do():
     torch._dynamo.reset()
     with pytest.raises(ValueError, match="one code object"):
         capture.compare(rec, "0/0", "1/0")
+
+
+def test_every_recompile_beside_the_compile_it_replaces():
+    rec = recorded(double, (torch.ones(4),), (torch.ones(8),), (torch.ones(8, dtype=torch.float64),))
+    from capture.compare import recompiles
+
+    pairs = [(cmp.a.compile_id, cmp.b.compile_id) for cmp in recompiles(rec)]
+    assert pairs == [("0/0", "0/1"), ("0/1", "0/2")]
+    assert all(cmp.failed_guards for cmp in recompiles(rec))

@@ -11,6 +11,7 @@ from torch import nn
 
 import capture
 from capture import FailedGuard
+from capture.recompiles import step_line
 from scenarios import normalise
 
 
@@ -47,8 +48,8 @@ def installed_line(fg: FailedGuard, old: capture.Compile) -> int:
     guard = old.guard_details[fg.guard]
     step = guard.step if guard.step is not None else fg.step
     assert fg.step == step
-    assert old.steps[step].lineno == fg.lineno
-    return old.steps[step].lineno
+    assert step_line(old, step) == fg.lineno
+    return fg.lineno
 
 
 # -- the programs ------------------------------------------------------------------
@@ -223,7 +224,7 @@ def test_a_duck_shaping_split():
     old = rec.compile(fg.compile_id)
     guard = old.guard_details[fg.guard]
     assert guard.step is None and guard.text.startswith("LAMBDA_GUARD")  # built after tracing
-    assert old.steps[fg.step].lineno == fg.lineno == line_of(square, "reads x")
+    assert step_line(old, fg.step) == fg.lineno == line_of(square, "reads x")
 
 
 def test_a_cache_limit_refusal_carries_the_failed_guards():
@@ -323,3 +324,32 @@ def many(x, n, s):
     if s == "Hello":
         return y + 1
     return y - 1
+
+
+def added(a, b):
+    return a + b  # reads a and b
+
+
+def test_an_aliasing_change_is_found_without_calling_the_relational_guard():
+    x = torch.randn(3)
+    rec = recompiled(added, ((torch.randn(3), torch.randn(3)), {}), ((x, x), {}))
+    [fg] = rec.compiles[-1].failed_guards
+    assert (fg.kind, fg.what, fg.expected, fg.seen) == (
+        "NO_TENSOR_ALIASING", "aliasing", "distinct tensors", "L['b'] is L['a']")
+    old = rec.compile(fg.compile_id)
+    assert old.guard_details[fg.guard].text.startswith("NO_TENSOR_ALIASING: check_no_aliasing(")
+    assert step_line(old, fg.step) == line_of(added, "reads a and b")
+
+
+def test_an_error_on_recompile_carries_the_failed_guards():
+    torch._dynamo.reset()
+    compiled = torch.compile(added, backend="eager")
+    with torch._dynamo.config.patch(error_on_recompile=True):
+        with capture.record() as rec:
+            compiled(torch.randn(3), torch.randn(3))
+            with pytest.raises(torch._dynamo.exc.RecompileError):
+                compiled(torch.randn(4), torch.randn(4))
+    torch._dynamo.reset()
+    [error] = [e for e in rec.events if e.kind == capture.EventKind.ERROR]
+    assert {(fg.source, fg.expected, fg.seen) for fg in error.failed_guards} == {
+        ("L['a']", "[3]", "[4]"), ("L['b']", "[3]", "[4]")}
