@@ -15,7 +15,7 @@ from typing import Any
 
 from . import internals
 from .recording import Guard
-from .text import MAX_NAME, MESSAGE_LIMIT, shorten
+from .text import MAX_NAME, exact, shorten
 
 # Guards whose rendered leaf goes by another name in the tree.
 _RENDERED_AS = {"AUTOGRAD_SAVED_TENSORS_HOOKS": "LAMBDA_GUARD",
@@ -31,17 +31,20 @@ class Leaf:
 
 
 def describe_guard(g: Any, *, ambient: bool = False, step: int | None = None) -> Guard:
+    """A guard as installed: its kind and source exactly as Dynamo names them; the user
+    line and function that caused it (the program's text) bounded."""
     f = internals.guard_fields(g)
-    source = shorten(f.source, MAX_NAME) if f.source is not None else None
+    source = exact(f.source) if f.source is not None else None
     text = f"{f.kind}: {source}" if source else f.kind
-    return Guard(text=shorten(text, MESSAGE_LIMIT), kind=f.kind, source=source, ambient=ambient,
+    return Guard(text=exact(text), kind=f.kind, source=source, ambient=ambient,
                  step=step, lineno=f.lineno, line=shorten(f.line, MAX_NAME) if f.line else None,
                  code_name=shorten(f.code_name, MAX_NAME) if f.code_name else None)
 
 
 def guard_tree_leaves(tree: str) -> list[Leaf]:
-    """The leaf checks of a guard tree, without the tree drawing or trailing comments."""
-    return [Leaf(kind, shorten(f"{kind}: {text}", MESSAGE_LIMIT))
+    """The leaf checks of a guard tree, without the tree drawing or trailing comments,
+    each exactly as the tree prints it."""
+    return [Leaf(kind, exact(f"{kind}: {text}"))
             for kind, text in internals.guard_tree_leaves(tree)]
 
 

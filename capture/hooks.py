@@ -50,6 +50,7 @@ class Listener(Protocol):
                              frame: Any = None, refused: bool = False) -> None: ...
     def on_bytecode(self, code: Any, new_code: Any) -> None: ...
     def on_warning(self, message: str) -> None: ...
+    def on_worker_processes(self, workers: int) -> None: ...
 
 
 def _patch(owner: Any, name: str, make: Callable[[Any], Any]) -> Undo:
@@ -70,11 +71,12 @@ def _patch(owner: Any, name: str, make: Callable[[Any], Any]) -> Undo:
 
 
 def _wrap_step(listener: Listener) -> Callable[[Any], Any]:
+    next_instruction = internals.next_instruction
+
     def make(original: Any) -> Any:
         @functools.wraps(original)
         def step(self: Any) -> bool:
-            ip = self.instruction_pointer
-            inst = self.instructions[ip] if ip is not None else None
+            inst = next_instruction(self)
             try:
                 result = original(self)
             except BaseException as e:
@@ -94,7 +96,7 @@ def _wrap_log_graph_break(listener: Listener) -> Callable[[Any], Any]:
     def make(original: Any) -> Any:
         @functools.wraps(original)
         def log_graph_break(self: Any, code_options: Any, reason: str, exc: Any) -> None:
-            if not getattr(exc, "logged", False):
+            if not internals.break_logged(exc):
                 listener.on_graph_break(self, reason, exc)
             return original(self, code_options, reason=reason, exc=exc)
 
@@ -189,6 +191,7 @@ def install(listener: Listener) -> Undo:
         undos.append(handle.remove)
         undos.append(_listen_to_warnings(listener))
         undos.append(_listen_to_trace(listener))
+        undos.append(_watch_worker_processes(listener))
     except BaseException:
         while True:  # a KeyboardInterrupt must not stop the roll-back half-way
             try:
@@ -269,13 +272,14 @@ def installed() -> list[str]:
                         (guards, "get_and_maybe_log_recompilation_reasons")]:
         if getattr(getattr(owner, name), "__dynamo_lab_wrapper__", False):
             found.append(f"{getattr(owner, '__name__', owner)}.{name}")
-    for hook in convert_frame._bytecode_hooks.values():
+    for hook in internals.bytecode_hooks():
         if getattr(getattr(hook, "__self__", None), "__dynamo_lab_listener__", False):
             found.append("convert_frame.register_bytecode_hook")
     if _warning_handler in _dynamo_logger.handlers:
         found.append("logging handler on torch._dynamo")
     if _trace_handler in internals.trace_logger().handlers:
         found.append("logging handler on torch.__trace")
+    found += _worker_processes_hook()
     return found
 
 

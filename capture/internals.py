@@ -72,8 +72,11 @@ def code_of(tx: Any) -> Any:
 
 
 def current_line(tx: Any) -> int | None:
-    """The line the translator is at (`lineno`, set as instructions start lines). 2.13, 2.14."""
-    return tx.lineno
+    """The line the translator is at (`lineno`, set as instructions start lines), or None
+    before its first line: Dynamo starts a translator at -1, and a closure's first
+    instructions (COPY_FREE_VARS, MAKE_CELL) come before any line. 2.13, 2.14."""
+    lineno = tx.lineno
+    return lineno if lineno is not None and lineno >= 0 else None
 
 
 def stack(tx: Any) -> list[Any]:
@@ -438,6 +441,61 @@ def tracker_fields(v: Any) -> dict[str, Any]:
     `__getattr__` (a lazy tracker's realizes) nor a property that builds trackers
     (`DunderDictVariable.items`). 2.13, 2.14."""
     return v.__dict__
+
+
+# -- the graph handed to the backend ----------------------------------------------
+
+
+def graph_code(gm: Any) -> str:
+    """The Python code of the GraphModule Dynamo hands the backend, exactly `gm.code`, read
+    without realizing it. Dynamo hands over a lazy module (`_LazyGraphModule`) that makes
+    its `_code` (and `forward`) on first use of `.code`; realizing it early changes the
+    module's `__dict__` and what AOTAutograd's cache key hashes. The same text comes from
+    the graph itself: `gm.graph.python_code(root_module="self", record_func=...)`, the call
+    `GraphModule.recompile` makes, which leaves the module untouched. 2.13, 2.14."""
+    from torch.fx.experimental import _config as fx_experimental_config
+
+    graph = gm.graph
+    if "record_func" not in _python_code_parameters(type(graph)):
+        return graph.python_code(root_module="self").src
+    return graph.python_code(
+        root_module="self", record_func=fx_experimental_config.enrich_profiler_metadata).src
+
+
+@functools.cache
+def _python_code_parameters(graph_class: type) -> frozenset[str]:
+    return frozenset(inspect.signature(graph_class.python_code).parameters)
+
+
+# -- graph-break messages ---------------------------------------------------------
+
+
+class BreakParts(NamedTuple):
+    explanation: str | None
+    hints: tuple[str, ...]
+    link: str | None
+
+
+_EXPLANATION = re.compile(r"\n  Explanation: (.*?)(?=\n  Hint: |\n\n\n  Developer debug context:"
+                          r"|\n\n  Developer debug context:|\n\n For more details|\Z)", re.S)
+_HINT = re.compile(r"\n  Hint: (.*?)(?=\n  Hint: |\n\n  Developer debug context:"
+                   r"|\n\n For more details|\Z)", re.S)
+_LINK = re.compile(r"\n For more details about this graph break, please visit: (\S+)")
+
+
+def break_parts(exc: BaseException) -> BreakParts:
+    """The explanation, hints and documentation link of a graph-break message, each as
+    Dynamo was given it. `exc.format_graph_break_message` lays a message out as the type,
+    `  Explanation: ...`, one `  Hint: ...` line per hint, `  Developer debug context: ...`
+    and ` For more details about this graph break, please visit: <link>` (the graph-break
+    site's page `gb/gbNNNN.html`), indenting the continuation lines of each part by four
+    spaces: taken off again here. 2.13."""
+    message = break_message(exc)
+    m = _EXPLANATION.search(message)
+    explanation = m.group(1).replace("\n    ", "\n") if m else None
+    hints = tuple(h.group(1).replace("\n    ", "\n") for h in _HINT.finditer(message))
+    link = _LINK.search(message)
+    return BreakParts(explanation, hints, link.group(1) if link else None)
 
 
 # -- recompiles: cache entries and their guard trees -------------------------------
@@ -819,3 +877,81 @@ def graph_break_registry() -> dict[str, list[dict[str, Any]]]:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
+
+
+# -- the lazy-tracker protocol and a tracker's own reads ---------------------------
+# (read for every tracker a step looks at again: an unrealized lazy is checked on every
+# use, so the first three are methodcallers, at C speed)
+
+# Whether a `LazyVariableTracker` has built its real tracker (`is_realized()`; asking does
+# not realize it). 2.13, 2.14.
+is_realized = operator.methodcaller("is_realized")
+# The Python type an unrealized lazy will model (`peek_type()`, only while unrealized;
+# it does not realize). 2.13, 2.14.
+peek_type = operator.methodcaller("peek_type")
+# The real tracker of a realized lazy (`unwrap()`). 2.13, 2.14.
+unwrap = operator.methodcaller("unwrap")
+
+
+def tracker_source(v: Any) -> Any:
+    """The `Source` a tracker was built from (`VariableTracker.source`, set in its
+    `__init__`, so a lazy's is found without its realizing `__getattr__`), or None. 2.13, 2.14."""
+    return getattr(v, "source", None)
+
+
+def source_name(source: Any) -> str:
+    """What a `Source` prints as in guards (`L['x']`): `Source.name()`, a method on 2.13 and
+    2.14 (a property in some nightlies: both are read). 2.13, 2.14."""
+    name = source.name
+    return name() if callable(name) else str(name)
+
+
+def python_type(v: Any) -> Any:
+    """The Python type a realized tracker models (`VariableTracker.python_type()`; it may
+    raise, and on some trackers guard: see `overrides_python_type`). 2.13, 2.14."""
+    return v.python_type()
+
+
+def overrides_python_type(cls: type) -> bool:
+    """Whether a tracker class has its own `python_type` (the base one formats reprs, calls
+    `as_python_constant()` and may guard: trackers without their own are not asked). 2.13, 2.14."""
+    return cls.python_type is not base_python_type()
+
+
+# -- what the hooks read ----------------------------------------------------------
+
+
+def next_instruction(tx: Any) -> Any:
+    """The instruction a translator's `step` is about to run,
+    `tx.instructions[tx.instruction_pointer]`, or None once it has finished
+    (`instruction_pointer` None). Read before every step. 2.13, 2.14."""
+    ip = tx.instruction_pointer
+    return tx.instructions[ip] if ip is not None else None
+
+
+def break_logged(exc: BaseException) -> bool:
+    """Whether Dynamo has logged this graph-break exception already (`exc.logged`, which
+    `log_graph_break` sets and checks first). 2.13, 2.14."""
+    return bool(getattr(exc, "logged", False))
+
+
+def bytecode_hooks() -> list[Any]:
+    """The hooks `register_bytecode_hook` has registered (`convert_frame._bytecode_hooks`,
+    an ordered dict by handle id). 2.13, 2.14."""
+    from torch._dynamo import convert_frame
+
+    return list(convert_frame._bytecode_hooks.values())
+
+
+def artifact_name(logger: Any) -> str | None:
+    """The TORCH_LOGS artifact a logger logs (`artifact_name`, which `getArtifactLogger`
+    sets on the loggers it makes), or None for any other logger. 2.13, 2.14."""
+    return getattr(logger, "artifact_name", None)
+
+
+def reset() -> None:
+    """Clear Dynamo's caches and counters of compiled frames (`torch._dynamo.reset()`,
+    what `torch.compiler.reset()` calls). 2.13, 2.14."""
+    import torch._dynamo
+
+    torch._dynamo.reset()

@@ -23,8 +23,13 @@ def _recording_text(r: Recording) -> str:
     if r.counters:
         parts.append("counters while recording: "
                       + "  ".join(f"{k}={v}" for k, v in r.counters.items()))
+    breaks = r.graph_break_count
+    if breaks or r.counters.get("graph_breaks"):
+        parts.append(_break_counts(breaks, r.counters.get("graph_breaks", 0)))
     if r.truncated:
-        parts.append(f"truncated: the step cap (max_steps={r.max_steps}) was reached")
+        caps = [e.message for e in r.events if e.kind in ("step_cap", "size_cap")]
+        parts.append("truncated: " + (caps[0] if caps else f"a cap was reached "
+                                      f"(max_steps={r.max_steps})"))
     if r.ended_by:
         parts.append(f"ended by: {r.ended_by}")
     if r.events:
@@ -36,6 +41,17 @@ def _recording_text(r: Recording) -> str:
     return "\n\n".join(parts)
 
 
+def _break_counts(events: int, counter: int) -> str:
+    """The two counts of graph breaks, and what each counts."""
+    text = (f"graph breaks: {events} graph_break event(s) below, one per graph break Dynamo "
+            f"logged; Dynamo's graph_breaks counter says {counter}")
+    if events != counter:
+        text += (": it counts only breaks at an instruction Dynamo could not trace and "
+                 "resumes after (a call, say), not a branch on a tensor's value "
+                 "(`if x.sum() > 0`) nor a break it cannot resume from")
+    return text
+
+
 def compile_text(c: Compile) -> str:
     return visible(_compile_text(c))
 
@@ -44,7 +60,10 @@ def _compile_text(c: Compile) -> str:
     out = [RULE, c.title(), RULE, f"{c.code_name} in {c.filename}:{c.firstlineno}"]
     if c.recompile_reasons:
         out.append("recompiled because:")
-        out += [f"  - {line}" for r in c.recompile_reasons for line in r.splitlines()[:1]]
+        for reason in c.recompile_reasons:
+            lines = reason.splitlines() or [""]
+            out.append(f"  - {lines[0]}")
+            out += [f"    {line}" for line in lines[1:]]
     if c.source_lines:
         out.append("\nsource:")
         out += [f"  {c.firstlineno + i:4d} | {line}" for i, line in enumerate(c.source_lines)]
@@ -64,8 +83,12 @@ def _compile_text(c: Compile) -> str:
         out.append(f"\ngraph break at line {gb.lineno} in {gb.code_name}: {gb.reason}")
         if gb.line:
             out.append(f"  {gb.line}")
-        if gb.explanation:
+        if gb.message:  # Dynamo's whole message: explanation, hints, debug context, link
+            out += [f"  | {line}".rstrip() for line in gb.message.splitlines()]
+        elif gb.explanation:
             out.append(f"  {gb.explanation}")
+        if gb.step is None and c.truncated:
+            out.append("  (its step was not stored: the step cap came first)")
     if c.restart_reason:
         out.append(f"restarted: {c.restart_reason}")
     if c.error:

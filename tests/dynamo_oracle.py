@@ -29,7 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch import nn
 from torch._dynamo import convert_frame, guards, output_graph, symbolic_convert
+from torch.utils.data.dataloader import _MultiProcessingDataLoaderIter
 
 from scenarios import normalise as _scenario_normalise
 
@@ -66,6 +68,7 @@ def seams() -> dict[str, Any]:
         "bytecode_hooks": list(convert_frame._bytecode_hooks.values()),
         "dynamo_log_handlers": list(logging.getLogger("torch._dynamo").handlers),
         "gc": (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count()),
+        "dataloader_workers": vars(_MultiProcessingDataLoaderIter)["__init__"],
     }
 
 
@@ -90,6 +93,7 @@ def force_restore(before: dict[str, Any]) -> None:
             logger.removeHandler(handler)
     if gc.get_threshold() != before["gc"][1]:
         gc.set_threshold(*before["gc"][1])
+    _MultiProcessingDataLoaderIter.__init__ = before["dataloader_workers"]
     capture.recorder._active = None
     if capture.recorder._lock.locked():  # held by an interrupted `with _lock:`
         capture.recorder._lock.release()
@@ -251,3 +255,136 @@ def realizations(run: Callable[[], Any]) -> list[tuple]:
     finally:
         lazy.LazyCache.realize = original
     return log
+
+
+# -- Dynamo's own strings, unnormalised ---------------------------------------------------
+
+def _seeded(make: Callable[[], Sequence[Call]]) -> Callable[[], Sequence[Call]]:
+    def seeded() -> Sequence[Call]:
+        torch.manual_seed(0)
+        return make()
+    return seeded
+
+
+@_seeded
+def _encoder_12() -> Sequence[Call]:
+    layer = nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, dropout=0.0,
+                                       batch_first=True)
+    model = nn.TransformerEncoder(layer, num_layers=12, enable_nested_tensor=False).eval()
+    return [(model, (torch.randn(2, 5, 32),))]
+
+
+@_seeded
+def _attention() -> Sequence[Call]:
+    mha = nn.MultiheadAttention(16, 2, batch_first=True).eval()
+    x = torch.randn(2, 5, 16)
+    return [(mha, (x, x, x))]
+
+
+@_seeded
+def _decoder_layer() -> Sequence[Call]:
+    layer = nn.TransformerDecoderLayer(d_model=16, nhead=2, dim_feedforward=32, dropout=0.0,
+                                       batch_first=True).eval()
+    return [(layer, (torch.randn(2, 5, 16), torch.randn(2, 4, 16)))]
+
+
+# Real layers whose graph code has lines of thousands of characters and whose guard trees
+# pass 100 000 characters: the fidelity cases beside scenarios.SCENARIOS.
+LARGE_CASES: dict[str, Callable[[], Sequence[Call]]] = {
+    "encoder_12_layers": _encoder_12,
+    "multihead_attention": _attention,
+    "decoder_layer": _decoder_layer,
+}
+
+
+def dis_rows(code: Any) -> list[tuple[int, str, str]]:
+    """(offset, opname, argument) of each instruction as this Python's `dis` writes it: its
+    argrepr, or the bare argument where it writes none. On 3.11 `dis` writes only the
+    constant's index for KW_NAMES; capture shows the names (their tuple's repr)."""
+    import dis
+
+    rows = []
+    for ins in dis.get_instructions(code):
+        if ins.opname == "KW_NAMES" and ins.arg is not None and sys.version_info < (3, 12):
+            arg = repr(code.co_consts[ins.arg])
+        else:
+            arg = ins.argrepr or ("" if ins.arg is None else str(ins.arg))
+        rows.append((ins.offset, ins.opname, arg))
+    return rows
+
+
+def dynamos_own_texts(make_calls: Callable[[], Sequence[Call]],
+                      run: Callable[[Callable[[], Any]], Any] = lambda call: call()
+                      ) -> dict[str, Any]:
+    """What Dynamo wrote for some calls, exactly (not normalised: compare within one run).
+
+    `graphs`: the code of each GraphModule handed to the backend, read after the recorder
+    saw it; `guard_trees`: `str(guard_manager)` of every cache entry; `modified`: the rows
+    of every code object Dynamo installed, in order; `originals`: the rows of the frames
+    it compiled, by (name, first line).
+    """
+    from torch._dynamo.convert_frame import register_bytecode_hook
+    from torch._dynamo.eval_frame import _debug_get_cache_entry_list
+
+    torch._dynamo.reset()
+    calls = make_calls()
+    graphs: list[str] = []
+    modified: list[list[tuple[int, str, str]]] = []
+    originals: dict[tuple[str, int], list[list[tuple[int, str, str]]]] = {}
+    codes: list[Any] = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm.code.strip("\n"))
+        return gm.forward
+
+    def on_bytecode(code, new_code):
+        modified.append(dis_rows(new_code))
+        # two resume functions of one frame can share a name and first line
+        originals.setdefault((code.co_name, code.co_firstlineno), []).append(dis_rows(code))
+        if code not in codes:
+            codes.append(code)
+
+    handle = register_bytecode_hook(on_bytecode)
+    try:
+        compiled: dict[int, Any] = {}
+        for call in calls:
+            fn, args, kwargs = call_of(call)
+            if id(fn) not in compiled:
+                compiled[id(fn)] = torch.compile(fn, backend=backend)
+            f = compiled[id(fn)]
+            try:
+                run(lambda: f(*args, **kwargs))
+            except Exception:  # the texts are what matter here
+                pass
+    finally:
+        handle.remove()
+    trees = [str(entry.guard_manager) for code in codes
+             for entry in _debug_get_cache_entry_list(code)]
+    torch._dynamo.reset()
+    return {"graphs": graphs, "guard_trees": trees, "modified": modified,
+            "originals": originals}
+
+
+def backend_views(make_calls: Callable[[], Sequence[Call]],
+                  run: Callable[[Callable[[], Any]], Any] = lambda call: call()) -> list[Any]:
+    """What the backend receives, as it receives it: the module's type, whether it is still
+    lazy (`_LazyGraphModule` makes its code on first use), whether its `_code` exists, and
+    its attribute names in order (a realized module gains `_code` and others mid-dict)."""
+    torch._dynamo.reset()
+    views: list[Any] = []
+
+    def backend(gm, example_inputs):
+        needs = getattr(type(gm), "_needs_recompile", None)
+        views.append([type(gm).__name__, needs() if needs is not None else None,
+                      "_code" in gm.__dict__, list(gm.__dict__)])
+        return gm.forward
+
+    compiled: dict[int, Any] = {}
+    for call in make_calls():
+        fn, args, kwargs = call_of(call)
+        if id(fn) not in compiled:
+            compiled[id(fn)] = torch.compile(fn, backend=backend)
+        f = compiled[id(fn)]
+        run(lambda: f(*args, **kwargs))
+    torch._dynamo.reset()
+    return views
