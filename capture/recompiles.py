@@ -80,8 +80,12 @@ class Recompiles:
             compile_id = known.compile.compile_id if known else str(entry_id)
             if replaces is None:
                 replaces = compile_id
-            if manager is not None:
+            if manager is None:
+                continue
+            try:
                 found += failing_guards(manager, f_locals, compile_id, known)
+            except Exception:  # noqa: BLE001 - an entry whose tree cannot be walked (one
+                continue       # Dynamo invalidated): the others still count
         self._pending[code] = (replaces, tuple(found))
 
     def take(self, code: Any) -> tuple[str | None, tuple[FailedGuard, ...]]:
