@@ -135,7 +135,8 @@ def environment_problem() -> str | None:
 def run(thunk: Callable[[], Any], *, max_steps: int = recorder.DEFAULT_MAX_STEPS,
         reset: bool = True, source: str = "", namespace: dict[str, Any] | None = None,
         name: str = "the code", hide: Iterable[str] = (),
-        during: Callable[[Recording], ContextManager[Any]] | None = None) -> Run:
+        during: Callable[[Recording], ContextManager[Any]] | None = None,
+        after_dynamo: bool = False) -> Run:
     """Run `thunk()` under `record()` and say what the learner should know about it.
 
     `source` is the code's text and `namespace` the names it runs in (read, never
@@ -143,6 +144,7 @@ def run(thunk: Callable[[], Any], *, max_steps: int = recorder.DEFAULT_MAX_STEPS
     code ("the cell", "train.py"). Frames in the folders of `hide` (the door's own),
     torch, runpy, IPython and this package are cut from the error's traceback.
     `during(recording)` is entered around the thunk while it records (a progress line).
+    `after_dynamo=True` also records AOTAutograd's and Inductor's stages (`record()`'s option).
     Raises `NotStarted` when the recording cannot start; the code then has not run.
     """
     namespace = {} if namespace is None else namespace
@@ -157,7 +159,7 @@ def run(thunk: Callable[[], Any], *, max_steps: int = recorder.DEFAULT_MAX_STEPS
     refused_before = targets.generators_refused()
     recording, value, error = None, None, None
     try:
-        with recorder.record(max_steps=max_steps) as recording:
+        with recorder.record(max_steps=max_steps, after_dynamo=after_dynamo) as recording:
             with during(recording) if during is not None else contextlib.nullcontext():
                 value = thunk()
     except SystemExit as e:
@@ -202,7 +204,7 @@ def nothing_compiled(recording: Recording, error: BaseException | None, name: st
     hint = ("" if reset else " With --no-reset, calls Dynamo had compiled before are served "
             "from its cache: run it again without --no-reset.")
     return shorten(f"nothing was compiled while {name} ran: Dynamo traces a function only when "
-                   "a torch.compile'd function or module is called. Call one, e.g. "
+                   f"a torch.compile'd function or module is called. Call one in {name}, e.g. "
                    f"torch.compile(f, backend=\"eager\")(x).{hint}{why}", MESSAGE_LIMIT)
 
 
