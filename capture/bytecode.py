@@ -280,8 +280,7 @@ class CodeReader:
         own = instructions(code)
         raw = self._walked.get(code)
         if raw is None:  # never walked: Dynamo's listing is the `dis` one as far as we know
-            walked = tuple(Instr(i.offset, i.opname, i.argrepr, i.lineno, i.is_jump_target, k)
-                           for k, i in enumerate(own))
+            walked = tuple(replace(i, original=k) for k, i in enumerate(own))
         else:
             walked = align(code, *raw)
         return replace(info, instructions=own, walked=walked)
