@@ -20,6 +20,7 @@ from typing import Any
 
 from . import internals
 from .bytecode import CodeReader, disassemble_code, instructions, step_fields
+from .explain import registry_entry
 from .graph import describe_node, node_name
 from .guards import describe_guard
 from .recording import Compile, GraphBreak, Outcome, ResumeFunction, Step
@@ -330,7 +331,9 @@ class Attempt:
             line = linecache.getline(code.co_filename, lineno).strip() if lineno else ""
         parts = internals.break_parts(exc) if exc is not None else None
         message = reason or (internals.break_message(exc) if exc is not None else "")
-        return GraphBreak(reason=break_reason(reason, exc), lineno=lineno,
+        headline = break_reason(reason, exc)
+        gb_id, entry = registry_entry(headline, parts.link if parts else None, message)
+        return GraphBreak(reason=headline, lineno=lineno, gb_id=gb_id, registry=entry,
                           line=shorten(line, LINE_LIMIT) if line else None,
                           code_name=shorten(code_name, MAX_NAME), step=len(self.compile.steps),
                           explanation=explanation(exc),

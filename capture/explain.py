@@ -11,10 +11,11 @@ is the data (plain dicts and lists, what `--json` prints); `explanation_text` th
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
-from . import internals
+from . import help, internals
 from .recompiles import step_place
 from .recording import Compile, EventKind, FailedGuard, Recording
 from .text import visible
@@ -28,10 +29,15 @@ _GENERIC = ("Please report", "It may be possible to write Dynamo tracing rules",
 # -- the registry -------------------------------------------------------------------
 
 
+@functools.cache
+def _registry() -> dict[str, list[dict[str, Any]]]:
+    return internals.graph_break_registry()   # read once a process: it is the installed torch's
+
+
 def registry_entry(reason: str, *texts: str | None) -> tuple[str | None, dict[str, Any] | None]:
     """(GB id, the registry's variant) for a graph break: by the id in its message's link
     (`.../gb/gb0059.html`), else by the graph-break type its reason starts with."""
-    registry = internals.graph_break_registry()
+    registry = _registry()
     for text in (*texts, reason):
         m = _GB_ID.search(text or "")
         if m:
@@ -98,7 +104,8 @@ def _break(c: Compile) -> dict[str, Any]:
         stack = [str(v) for v in reversed(before.stack)] if before is not None else []
     hints = list(getattr(gb, "hints", ()) or ())
     link = getattr(gb, "link", None)
-    gb_id, entry = registry_entry(gb.reason, link, getattr(gb, "message", None), gb.explanation)
+    gb_id, entry = (gb.gb_id, gb.registry) if gb.gb_id else \
+        registry_entry(gb.reason, link, getattr(gb, "message", None), gb.explanation)  # an older recording
     if not hints and entry:
         hints = [h.strip() for h in entry.get("Hints", []) if h.strip()]
     explanation_ = gb.explanation or (entry or {}).get("Explanation")
@@ -109,6 +116,8 @@ def _break(c: Compile) -> dict[str, Any]:
         "file": filename, "lineno": gb.lineno, "line": gb.line,
         "step": gb.step,
         "instruction": f"{step.opname} {step.argrepr}".rstrip() if step is not None else None,
+        # what Dynamo's handler does with that opname, in capture/help.json's words
+        "instruction_help": (help.opcode(step.opname) or {}).get("dynamo") if step is not None else None,
         "stack": stack, "reason": gb.reason, "explanation": explanation_, "hints": hints,
         "gb_id": gb_id, "gb_type": (entry or {}).get("Gb_type"),
         "registry": entry, "link": link,
@@ -260,6 +269,8 @@ def _text(data: dict[str, Any]) -> str:
             out.append(f"  {b['lineno']} | {b['line']}")
         if b["instruction"]:
             out.append(f"  instruction: {b['instruction']}  (step {b['step']})")
+            if b.get("instruction_help"):
+                out.append(f"    {b['instruction'].split()[0]} in Dynamo: {b['instruction_help']}")
         if b["stack"]:
             out.append("  stack it met (top first):")
             out += [f"    {v}" for v in b["stack"]]

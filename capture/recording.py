@@ -33,6 +33,11 @@ from .text import guard_where
 
 SCHEMA_VERSION = 2
 
+# NOTE (views import records, never the reverse): `str()` of a `Compile` or a `Recording`
+# is its text view, `capture/textview.py`, which puts its functions here when it is
+# imported (importing `capture` imports it), so this module imports no view.
+TEXT_VIEWS: dict[str, Any] = {}
+
 
 @dataclass(frozen=True, slots=True)
 class Var:
@@ -231,7 +236,9 @@ class GraphBreak:
     headline (the graph-break type, `Failed to trace builtin operator`), and
     `explanation`, `hints` and `link` (the graph-break site's page for this break)
     are its parts. `step` is the step of the instruction that broke, None when that
-    step was not stored (past a step cap).
+    step was not stored (past a step cap). `gb_id` (`GB0109`) names the break in the
+    installed torch's graph-break registry, and `registry` is that entry's variant as the
+    registry writes it ({Gb_type, Context, Explanation, Hints}), read when recording.
     """
 
     reason: str
@@ -243,6 +250,8 @@ class GraphBreak:
     message: str | None = None
     hints: tuple[str, ...] = ()
     link: str | None = None
+    gb_id: str | None = None
+    registry: dict[str, Any] | None = None
 
 
 @dataclass(slots=True, eq=False, kw_only=True)
@@ -451,9 +460,7 @@ class Compile:
         return text + (" — " + ", ".join(notes) if notes else "")
 
     def __str__(self) -> str:
-        from .textview import compile_text
-
-        return compile_text(self)
+        return TEXT_VIEWS["compile"](self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -545,9 +552,7 @@ class Recording:
         return sum(1 for e in self.events if e.kind == EventKind.GRAPH_BREAK)
 
     def __str__(self) -> str:
-        from .textview import recording_text
-
-        return recording_text(self)
+        return TEXT_VIEWS["recording"](self)
 
     def __repr__(self) -> str:
         ids = ", ".join(c.compile_id for c in self.compiles)
