@@ -955,3 +955,14 @@ def reset() -> None:
     import torch._dynamo
 
     torch._dynamo.reset()
+
+
+def leaf_check_verbose(leaf: Any, value: Any) -> list[str]:
+    """What a leaf that explains itself says when it fails (`check_verbose(value)`, which
+    GLOBAL_STATE has: `GLOBAL_STATE changed: grad_mode`); [] for other leaves or when it
+    passes. It reads the state only. 2.13, 2.14."""
+    check = getattr(leaf, "check_verbose", None)
+    if check is None:
+        return []
+    info = check(value)
+    return [] if info.result else list(info.verbose_code_parts)

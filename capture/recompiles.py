@@ -212,7 +212,8 @@ def failing_guards(manager: Any, f_locals: Any, compile_id: str,
             failing = [0]
         for j in failing:
             part = parts[j] if j < len(parts) else kind
-            what, expected, seen = describe(kind, part, value, mgr, scope)
+            what, expected, seen = describe(kind, part, value, mgr, scope, leaf,
+                                            root_level=source is None)
             out.append(_record(known, compile_id, (path, k, j), kind,
                                source or _first_source(part), what, expected, seen))
 
@@ -297,8 +298,27 @@ def _first_source(code: str) -> str | None:
     return m.group(0) if m else None
 
 
-def describe(kind: str, code: str, value: Any, mgr: Any, scope: _Scope) -> tuple[str, str, str]:
+_MARKS = {"_dynamo_dynamic_indices": "mark_dynamic",
+          "_dynamo_weak_dynamic_indices": "maybe_mark_dynamic",
+          "_dynamo_unbacked_indices": "mark_unbacked",
+          "_dynamo_strict_unbacked_indices": "mark_unbacked(strict=True)",
+          "_dynamo_static_indices": "mark_static"}
+
+
+def describe(kind: str, code: str, value: Any, mgr: Any, scope: _Scope, leaf: Any = None,
+             root_level: bool = False) -> tuple[str, str, str]:
     """(what was compared, what the guard expected, what the new call held)."""
+    if kind == "GLOBAL_STATE" and leaf is not None:
+        return _global_state(code, leaf, value)
+    if kind == "DIMENSION_DYNAMIC_MARKING_GUARD":
+        m = re.search(r"hasattr\((.*), '(\w+)'\) == False", code)
+        if m and m.group(2) in _MARKS:
+            mark = _MARKS[m.group(2)]
+            try:
+                dims = sorted(getattr(value, m.group(2)))
+            except Exception:  # noqa: BLE001
+                dims = []
+            return "marking", f"not marked by {mark}", f"marked by {mark} (dims {dims})"
     if kind == "TENSOR_MATCH":
         m = _TENSOR.search(code)
         if m:
@@ -331,6 +351,8 @@ def describe(kind: str, code: str, value: Any, mgr: Any, scope: _Scope) -> tuple
     if kind in ("TRUE_MATCH", "FALSE_MATCH"):
         return "value", "True" if kind == "TRUE_MATCH" else "False", _short(value)
     sources = list(dict.fromkeys(_SOURCE.findall(code)))
+    if root_level and not sources:  # a check of the frame as a whole (not of one value)
+        return "check", code, "fails now"
     if sources:  # a relation between values (shapes, marks): show each value it reads
         readings = []
         for s in sources[:4]:
@@ -338,6 +360,25 @@ def describe(kind: str, code: str, value: Any, mgr: Any, scope: _Scope) -> tuple
             readings.append(f"{s} = {'?' if v is _MISSING else _short(v)}")
         return "check", code, ", ".join(readings)
     return "check", code, _short(value)
+
+
+def _global_state(code: str, leaf: Any, value: Any) -> tuple[str, str, str]:
+    """GLOBAL_STATE: which of torch's global settings changed (the leaf says which)."""
+    import json
+
+    changed: list[str] = []
+    for line in internals.leaf_check_verbose(leaf, value):
+        changed += line.split("changed:", 1)[-1].split()
+    try:
+        state = json.loads(code.split(" against ", 1)[1])
+    except (IndexError, ValueError):
+        state = {}
+    if not changed:
+        return "global state", "the global state the compile saw", "a changed global state"
+    expected = ", ".join(f"{k} {json.dumps(state[k])}" if k in state else k for k in changed)
+    seen = ", ".join(f"{k} {json.dumps(not state[k])}" if isinstance(state.get(k), bool)
+                     else f"{k} changed" for k in changed)
+    return "global state", expected, seen
 
 
 def _tensor(m: re.Match[str], value: Any) -> tuple[str, str, str]:

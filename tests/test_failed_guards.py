@@ -353,3 +353,26 @@ def test_an_error_on_recompile_carries_the_failed_guards():
     [error] = [e for e in rec.events if e.kind == capture.EventKind.ERROR]
     assert {(fg.source, fg.expected, fg.seen) for fg in error.failed_guards} == {
         ("L['a']", "[3]", "[4]"), ("L['b']", "[3]", "[4]")}
+
+
+def test_a_grad_mode_change_and_a_new_dynamic_mark():
+    torch._dynamo.reset()
+    compiled = torch.compile(positional, backend="eager")
+    with capture.record() as rec:
+        compiled(torch.randn(3))
+        with torch.no_grad():
+            compiled(torch.randn(3))
+        marked = torch.randn(3)
+        torch._dynamo.mark_dynamic(marked, 0)
+        compiled(marked)
+    torch._dynamo.reset()
+    [grad] = rec.compile("0/1").failed_guards
+    assert (grad.kind, grad.what, grad.expected, grad.seen) == (
+        "GLOBAL_STATE", "global state", "grad_mode true", "grad_mode false")
+    third = rec.compile("0/2").failed_guards
+    assert {(fg.compile_id, fg.what) for fg in third} == {
+        ("0/1", "global state"), ("0/1", "marking"), ("0/0", "marking")}
+    mark = next(fg for fg in third if fg.what == "marking")
+    assert (mark.expected, mark.seen) == ("not marked by mark_dynamic",
+                                          "marked by mark_dynamic (dims [0])")
+    assert mark.lineno == line_of(positional, "reads x")
