@@ -55,6 +55,24 @@ body { margin: 0; font-family: system-ui, -apple-system, "Segoe UI", sans-serif;
 .dl-page-head h1 { font-size: 16px; margin: 0; }
 .dl-page-head span { color: #666; font-size: 12px; }
 .dl-page-error { color: #b00020; white-space: pre-wrap; font-family: monospace; }
+/* A reader whose system is dark gets a dark page: JupyterLab's dark theme's variables,
+   which the viewer's CSS reads. */
+@media (prefers-color-scheme: dark) {
+  html { color-scheme: dark; }
+  body { color: #e0e0e0; background: #111111; }
+  .dl-page-head { border-bottom-color: #424242; }
+  .dl-page-head span { color: #bdbdbd; }
+  .dl-page-error { color: #ff8a80; }
+  .dl-page {
+    --jp-layout-color0: #111111; --jp-layout-color1: #212121; --jp-layout-color2: #424242;
+    --jp-layout-color3: #616161; --jp-border-color1: #616161; --jp-border-color2: #424242;
+    --jp-content-font-color1: rgba(255, 255, 255, 1); --jp-content-font-color2: rgba(255, 255, 255, 0.74);
+    --jp-content-font-color3: rgba(255, 255, 255, 0.6); --jp-ui-font-color1: rgba(255, 255, 255, 0.87);
+    --jp-ui-inverse-font-color1: rgba(0, 0, 0, 0.8); --jp-content-link-color: #64b5f6;
+    --jp-brand-color1: #42a5f5; --jp-warn-color1: #ffa726; --jp-error-color1: #ef5350;
+    --jp-success-color1: #66bb6a;
+  }
+}
 """
 
 

@@ -13,6 +13,8 @@ import gzip
 import json
 from typing import TYPE_CHECKING, Any
 
+from capture.help import for_recording as help_for
+
 from . import layout
 
 if TYPE_CHECKING:
@@ -60,6 +62,8 @@ def viewer_state(recording: Recording, compile: str | int | None = 0,
         "data": recording_gzip(recording),
         "graphs": layouts_gzip(recording),
         "titles": [c.title() for c in recording.compiles],
+        # what each opcode, tracker class, guard kind and symbol means (capture/help.json)
+        "help": help_for(recording),
         "compile": k,
         "step": clamp_step(recording, k, step),
         "predict": False,

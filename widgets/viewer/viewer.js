@@ -1,7 +1,7 @@
 // Dynamo Lab's trace viewer, joined from widgets/viewer/js/ by `python -m widgets.viewer.join`:
 // edit those sources, then run it. The contract with the host is in js/index.js, below.
 
-// ---- js/recording.js -------------------------------------------------------------------------
+// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/recording.js -----------------------------------------
 
 // The recording as the front end reads it: decoding the bytes the host hands over, and the
 // per-compile queries every pane, jump and link is built on. Pure functions of the
@@ -292,7 +292,7 @@ export function recompileTarget(rec, k, reason) {
   return { compile: target, guard: best, step };
 }
 
-// ---- js/dom.js -------------------------------------------------------------------------------
+// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/dom.js -----------------------------------------------
 
 // Making and updating the page: elements whose text is always text, a pane's frame, and a
 // keyed update that keeps what stays (so a step costs what it changes, not what is shown).
@@ -350,7 +350,7 @@ export function crumbs(s) {
 // -- a pane: a title and a body, each replaced only when what it shows changed --------------
 
 export function pane(cls, title) {
-  const head = h("div", { class: "dl-title" }, title);
+  const head = h("div", { class: "dl-title", role: "heading", "aria-level": 3 }, title);
   const body = h("div", { class: "dl-pane-body" });
   const el = h("div", { class: `dl-pane ${cls}` }, head, body);
   return { el, head, body, key: undefined };
@@ -396,7 +396,8 @@ export function noSteps(p, c, k, what) {
 
 /** Make `parent`'s children the given rows, in order, keeping the element already there for
  * each key: a row that stays keeps its layout, so a step costs what it changes, not what
- * is shown. A row is {key, make() -> element, cls (its class attribute, kept up to date)}. */
+ * is shown. A row is {key, make() -> element, cls (its class attribute, kept up to date),
+ * current (whether it is the current row: aria-current, kept up to date)}. */
 export function sync(parent, rows) {
   const wanted = new Set(rows.map((r) => r.key));
   const kept = new Map();
@@ -412,6 +413,9 @@ export function sync(parent, rows) {
       el.__dlKey = row.key;
     }
     if (row.cls !== undefined && (el.getAttribute("class") || "") !== row.cls) el.setAttribute("class", row.cls);
+    if (row.current !== undefined && el.hasAttribute("aria-current") !== !!row.current) {
+      if (row.current) el.setAttribute("aria-current", "step"); else el.removeAttribute("aria-current");
+    }
     if (el === at) at = at.nextSibling;
     else parent.insertBefore(el, at);
   }
@@ -422,7 +426,236 @@ export function textRow(cls, text) {
   return { key: `${cls}:${text}`, make: () => h("span", { class: cls }, text) };
 }
 
-// ---- js/controls.js --------------------------------------------------------------------------
+// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/help.js ----------------------------------------------
+
+// Help where a word appears: an opcode, a VariableTracker class, a guard kind or a symbol
+// explains itself on hover and on keyboard focus, in the project's own words (the `help`
+// the kernel sends with the recording: capture/help.py `for_recording`, made from
+// capture/help.json, which the text view and notebooks/GLOSSARY.md share). At a graph
+// break, Dynamo's own explanation and hints from the installed torch's graph-break
+// registry (read when recording: GraphBreak.gb_id and .registry), repeats of one break
+// merged. And what a screen reader hears: the step said after each change.
+//
+// A word carries what it is in data-* attributes (`data-help-op`, `data-help-tracker`,
+// `data-help-guard`, `data-help-symbol`); one tooltip element per viewer (role="tooltip")
+// says it, and the word points at it with aria-describedby while it shows. All of it
+// is text (textContent), never markup.
+
+const HELP_ATTRS = ["data-help-op", "data-help-tracker", "data-help-guard", "data-help-symbol"];
+const HELP_SELECTOR = HELP_ATTRS.map((a) => `[${a}]`).join(",");
+export const SYMBOL_RE = /\b(?:zuf|zf|ps|s|u)\d+\b/g;
+let tipCount = 0;
+
+/** The help of one word: {title, lines} (lines of text), or null when there is none. */
+export function helpOf(help, rec, k, attrs) {
+  if (!help) return null;
+  const op = attrs["data-help-op"], kind = attrs["data-help-tracker"];
+  const guard = attrs["data-help-guard"], symbol = attrs["data-help-symbol"];
+  if (op != null) {
+    const e = (help.opcodes || {})[op];
+    if (!e) return { title: op, lines: ["No help for this opname yet."] };
+    const lines = [e.does, `Dynamo: ${e.dynamo}`];
+    const where = e.python ? `Python ${e.python.join(", ")} only` : "Python 3.11, 3.12 and 3.13";
+    lines.push(help.python ? `${where}; this recording: Python ${help.python}.` : `${where}.`);
+    return { title: `${op} (opcode)`, lines };
+  }
+  if (kind != null) {
+    const e = (help.trackers || {})[kind];
+    if (!e) return { title: kind, lines: ["A VariableTracker class with no help yet."] };
+    return { title: `${kind} (VariableTracker)`, lines: [e.text, e.family ? `(said of every …${e.family}; no entry of its own)` : null].filter(Boolean) };
+  }
+  if (guard != null) {
+    const text = (help.guards || {})[guard];
+    return { title: `${guard} (guard kind)`, lines: [text || "No help for this guard kind yet."] };
+  }
+  if (symbol != null) {
+    const m = /^(zuf|zf|ps|s|u)\d+$/.exec(symbol);
+    const syms = help.symbols || {};
+    const lines = [(m && syms[m[1]]) || syms.other || "A symbol of Dynamo's shape environment."];
+    const from = rec && k != null ? symbolOrigin(rec.compiles[k], symbol) : null;
+    if (from) lines.push(from);
+    return { title: `${symbol} (symbol)`, lines };
+  }
+  return null;
+}
+
+/** Where a symbol comes from, read from the recording: the first reading of an input whose
+ * shape holds it (`dimension 0 of L['x']`), and the first step that shows it. */
+export function symbolOrigin(c, symbol) {
+  if (!c) return null;
+  const dims = (detail) => {
+    const m = /\[([^\]]*)\]/.exec(detail || "");
+    return m ? m[1].split(",").map((x) => x.trim()) : [];
+  };
+  for (const v of c.vars) {
+    const d = dims(v.detail).indexOf(symbol);
+    if (v.source && d >= 0) {
+      const j = c.steps.findIndex((s) => s.stack.some((id) => c.vars[id] === v) ||
+        Object.values(s.locals).some((id) => c.vars[id] === v));
+      return `From the recording: dimension ${d} of ${v.source} (${v.detail})${j >= 0 ? `, first seen at step ${j}` : ""}.`;
+    }
+  }
+  const node = c.nodes.find((n) => n.op === "placeholder" && n.name === symbol);
+  if (node) return "From the recording: an input of the graph (a placeholder) of its own.";
+  return null;
+}
+
+/** Text with each symbol (`s77`) as a focusable word that explains itself. */
+export function withSymbols(text) {
+  const out = [];
+  let at = 0;
+  for (const m of String(text).matchAll(SYMBOL_RE)) {
+    if (m.index > at) out.push(text.slice(at, m.index));
+    out.push(h("span", { class: "dl-sym", "data-help-symbol": m[0], tabindex: 0 }, m[0]));
+    at = m.index + m[0].length;
+  }
+  if (at < text.length) out.push(text.slice(at));
+  return out;
+}
+
+// -- the graph break: Dynamo's own words, once per break ----------------------------------
+
+/** What Dynamo says about compile k's graph break: its GB id and type, the explanation and
+ * hints (the message's, which name this program's values, else the registry's), the
+ * registry's general form, and every other compile that met the same break (merged). */
+export function breakHelp(rec, k) {
+  const c = rec.compiles[k];
+  const gb = c && c.graph_break;
+  if (!gb) return null;
+  const reg = gb.registry || null;
+  const hints = [];
+  for (const hint of (gb.hints && gb.hints.length ? gb.hints : (reg && reg.Hints) || [])) {
+    if (hint && !hints.includes(hint.trim())) hints.push(hint.trim());
+  }
+  const same = [];
+  rec.compiles.forEach((o, j) => {
+    const b = o.graph_break;
+    if (j !== k && b && b.reason === gb.reason && b.lineno === gb.lineno && b.code_name === gb.code_name &&
+        (b.gb_id || null) === (gb.gb_id || null)) same.push(o.compile_id);
+  });
+  return {
+    id: gb.gb_id || null, type: (reg && reg.Gb_type) || gb.reason,
+    explanation: gb.explanation || (reg && reg.Explanation) || null, hints,
+    general: reg && reg.Explanation && reg.Explanation !== gb.explanation ? reg.Explanation : null,
+    context: reg ? reg.Context || null : null, link: gb.link || null, also: same,
+  };
+}
+
+/** The break's help as page content (the caption's details at the break step). */
+export function breakDetails(rec, k) {
+  const b = breakHelp(rec, k);
+  if (!b) return null;
+  const out = [h("div", { class: "dl-gb-head" },
+    b.id ? h("span", { class: "dl-gb-id", title: "the id of this break in torch's graph-break registry" }, b.id) : null,
+    b.id ? " · " : "", h("b", null, b.type))];
+  // The banner above says the message's own explanation; said here only when it had none.
+  if (b.explanation && !rec.compiles[k].graph_break.explanation) {
+    out.push(h("div", { class: "dl-gb-explanation" }, h("b", null, "Explanation: "), b.explanation));
+  }
+  if (b.hints.length) {
+    out.push(h("div", { class: "dl-gb-hints-title" }, h("b", null, "Hints:")),
+      h("ul", { class: "dl-gb-hints" }, b.hints.map((x) => h("li", null, x))));
+  }
+  if (b.general || b.context) {
+    out.push(h("details", { class: "dl-gb-registry" }, h("summary", null, `The registry's entry for ${b.id || "this break"}, as torch ships it`),
+      b.general ? h("div", null, h("b", null, "Explanation: "), b.general) : null,
+      b.context ? h("div", null, h("b", null, "Context: "), b.context) : null));
+  }
+  if (b.link) out.push(h("div", { class: "dl-dim" }, "More on this break: ", h("span", { class: "dl-gb-link" }, b.link)));
+  if (b.also.length) {
+    out.push(h("div", { class: "dl-dim dl-gb-also" }, `The same break (one explanation for all) also stopped ${plural(b.also.length, "other compile")}: `,
+      b.also.map((id, j) => [j ? ", " : "", `[${id}]`])));
+  }
+  return h("div", { class: "dl-gb", role: "note" }, out);
+}
+
+// -- the tooltip ------------------------------------------------------------------------
+
+/** One tooltip for a viewer's root: shows the help of the word under the pointer or with
+ * the keyboard focus. `context()` gives {help, rec, k}. Returns {el, hide, destroy}. */
+export function helpTips(root, context) {
+  const id = `dl-tip-${++tipCount}`;
+  const el = h("div", { class: "dl-tooltip", role: "tooltip", id, hidden: true });
+  root.append(el);
+  let target = null;
+
+  function show(t) {
+    if (t === target) return;
+    hide();
+    const attrs = {};
+    for (const a of HELP_ATTRS) if (t.hasAttribute(a)) attrs[a] = t.getAttribute(a);
+    const { help, rec, k } = context();
+    const said = helpOf(help, rec, k, attrs);
+    if (!said) return;
+    el.replaceChildren(h("div", { class: "dl-tip-title" }, said.title), ...said.lines.map((x) => h("div", null, x)));
+    el.hidden = false;
+    target = t;
+    t.setAttribute("aria-describedby", id);
+    place(t);
+  }
+
+  function place(t) {
+    const r = t.getBoundingClientRect(), box = root.getBoundingClientRect();
+    const w = Math.min(440, Math.max(220, box.width - 16));
+    el.style.maxWidth = `${w}px`;
+    let left = r.left - box.left;
+    left = Math.max(4, Math.min(left, box.width - w - 4));
+    el.style.left = `${left}px`;
+    el.style.top = `${r.bottom - box.top + 4}px`;
+    const tip = el.getBoundingClientRect();
+    // No room below in the window: above the word instead.
+    if (tip.bottom > window.innerHeight && r.top - tip.height - 4 > 0) el.style.top = `${r.top - box.top - tip.height - 4}px`;
+  }
+
+  function hide() {
+    if (target) target.removeAttribute("aria-describedby");
+    target = null;
+    el.hidden = true;
+  }
+
+  const word = (e) => (e.target && e.target.closest ? e.target.closest(HELP_SELECTOR) : null);
+  const on = {
+    mouseover: (e) => { const t = word(e); if (t) show(t); },
+    mouseout: (e) => { const t = word(e); if (t && t === target && !t.contains(e.relatedTarget) && document.activeElement !== t) hide(); },
+    focusin: (e) => { const t = word(e); if (t) show(t); else hide(); },
+    focusout: (e) => { if (target && !target.contains(e.relatedTarget)) hide(); },
+    keydown: (e) => { if (e.key === "Escape" && target) { hide(); e.stopPropagation(); } },
+  };
+  for (const [name, f] of Object.entries(on)) root.addEventListener(name, f);
+  return {
+    el, hide,
+    refresh() { if (target && !target.isConnected) hide(); },
+    destroy() { for (const [name, f] of Object.entries(on)) root.removeEventListener(name, f); el.remove(); },
+  };
+}
+
+// -- what a screen reader hears ----------------------------------------------------------
+
+/** The slider's and the live region's words for step i: `step 12 of 77, line 5`. */
+export function stepSpoken(c, i) {
+  const s = c && c.steps[i];
+  if (!s) return `step ${i} of ${c ? lastStep(c) : 0}`;
+  return `step ${i} of ${lastStep(c)}, line ${s.lineno ?? "?"}`;
+}
+
+/** A polite live region that says each step once stepping pauses (not every step of a held key). */
+export function announcer(delay = 120) {
+  const el = h("div", { class: "dl-live", "aria-live": "polite", "aria-atomic": "true" });
+  let timer = null, said = "";
+  return {
+    el,
+    say(c, i) {
+      const s = c && c.steps[i];
+      const text = s ? `${stepSpoken(c, i)}: ${instructionOf(s)}${s.nodes_added.length ? `, adds ${s.nodes_added.join(", ")}` : ""}` +
+        `${s.guards_added.length ? `, ${plural(s.guards_added.length, "guard")}` : ""}` : stepSpoken(c, i);
+      clearTimeout(timer);
+      timer = setTimeout(() => { if (text !== said) el.textContent = said = text; }, delay);
+    },
+    destroy() { clearTimeout(timer); },
+  };
+}
+
+// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/controls.js ------------------------------------------
 
 // The controls: the compile selector, play / slider / previous / next, the jumps, and the
 // keys. They show where the viewer stands (`paint(view)`) and carry what they do as
@@ -493,7 +726,7 @@ export function controls(rec, titles) {
   buttons.fit.setAttribute("aria-pressed", "false");
   const selector = h("select", { class: "dl-compile", title: "the compile shown" },
     rec.compiles.map((c, k) => h("option", { value: k }, compileTitle(titles, c, k))));
-  const slider = h("input", { class: "dl-slider", type: "range", min: 0, max: 0, value: 0, title: "step" });
+  const slider = h("input", { class: "dl-slider", type: "range", min: 0, max: 0, value: 0, title: "step", "aria-label": "step" });
   const position = h("span", { class: "dl-position dl-stepno" });
   const b = buttons;
   const bar = h("div", { class: "dl-bar" }, selector);
@@ -516,6 +749,7 @@ export function controls(rec, titles) {
     const { c, i } = view;
     if (!c) return;
     slider.value = String(i);
+    slider.setAttribute("aria-valuetext", stepSpoken(c, i));
     position.textContent = stepLabel(c, i);
     const atEnd = i >= lastStep(c);
     b.first.disabled = b.back.disabled = i <= 0;
@@ -536,7 +770,7 @@ export function controls(rec, titles) {
   return { bar, steps, jumps, buttons, selector, slider, selectCompile, paint, disable };
 }
 
-// ---- js/provenance.js ------------------------------------------------------------------------
+// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/provenance.js ----------------------------------------
 
 // Provenance: where a link leads. A guard, a graph node, a tracker's source and a recompile
 // reason each lead to the step that made it; the note says so where the jump lands.
@@ -585,7 +819,7 @@ export function linkTarget(rec, k, t) {
   return null;
 }
 
-// ---- js/predict.js ---------------------------------------------------------------------------
+// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/predict.js -------------------------------------------
 
 // Predict mode: before each step forward the learner says what the instruction will do,
 // then sees. `question` and `grade` are pure (node tests them); `PredictMode` holds the
@@ -759,7 +993,7 @@ function asked(q, answer) {
   ];
 }
 
-// ---- js/panes/summary.js ---------------------------------------------------------------------
+// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/panes/summary.js -------------------------------------
 
 // What stays while stepping: the recording's header (how much it holds, what ended it)
 // and the summary of the compile shown (its facts, why it was recompiled, restarted or
@@ -825,7 +1059,7 @@ export function compileSummary(rec) {
   return { el, selectCompile, paint() {} };
 }
 
-// ---- js/panes/caption.js ---------------------------------------------------------------------
+// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/panes/caption.js -------------------------------------
 
 // The caption under the controls: what step i is and what it did (the line, the
 // instruction, the nodes and guards it added), a graph break or step cap met there, and
@@ -849,8 +1083,9 @@ export function stepSummary(c, i) {
   };
 }
 
-/** What Dynamo does at the graph break, said where it happens. */
-function breakBanner(c) {
+/** What Dynamo does at the graph break, said where it happens, with Dynamo's own
+ * explanation and hints for it (help.js). */
+function breakBanner(rec, c, k) {
   const gb = c.graph_break;
   const out = [h("b", null, "Graph break here:"), " ", gb.reason];
   if (gb.explanation) out.push(` — ${gb.explanation}`);
@@ -860,14 +1095,14 @@ function breakBanner(c) {
     out.push(" Dynamo compiles the graph built so far, runs this instruction in plain Python and continues in a resume function: ",
       commaList(c.resume_functions.map((r) => r.code_name)), ".");
   }
-  return h("div", { class: "dl-banner dl-error" }, out);
+  return h("div", { class: "dl-banner dl-error" }, out, rec ? breakDetails(rec, k) : null);
 }
 
 /** The caption. view: {c, i, note (what a jump said, or null), returnable}. */
 export function captionPane() {
   const el = h("div", { class: "dl-caption-bar" });
 
-  function paint({ c, i, note, returnable }) {
+  function paint({ c, k, i, note, returnable, rec }) {
     const d = stepSummary(c, i);
     const out = [];
     if (!d) {
@@ -879,9 +1114,10 @@ export function captionPane() {
       out.push(h("div", { class: "dl-caption" },
         h("span", { class: "dl-stepno" }, d.label),
         ` · ${d.lineno != null ? `line ${d.lineno}` : "line ?"} in `, code(d.code_name),
-        d.inlinedFrom != null ? ` (inlined from ${d.inlinedFrom})` : "", " · ", code(d.instruction),
+        d.inlinedFrom != null ? ` (inlined from ${d.inlinedFrom})` : "", " · ",
+        h("code", { "data-help-op": c.steps[i].opname, tabindex: 0 }, d.instruction),
         did.length ? [" → ", did.map((x, j) => [j ? "; " : "", x])] : ""));
-      if (d.breaks) out.push(breakBanner(c));
+      if (d.breaks) out.push(breakBanner(rec, c, k));
       if (d.capped) {
         out.push(h("div", { class: "dl-banner" }, "The step cap was reached here: Dynamo went on, but its later steps were not stored."));
       }
@@ -896,7 +1132,7 @@ export function captionPane() {
   return { el, selectCompile() {}, paint };
 }
 
-// ---- js/panes/source.js ----------------------------------------------------------------------
+// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/panes/source.js --------------------------------------
 
 // The source pane: the code running at the step, the current line marked, and the line of
 // the graph break once the break has happened; a long source shows a window around it.
@@ -947,6 +1183,7 @@ export function sourcePane() {
       ...view.rows.map((r) => ({
         key: `${s.code}:${r.lineno}`,
         cls: `dl-row${r.broke ? " dl-break" : ""}${r.current ? " dl-current" : ""}`,
+        current: r.current,
         make: () => h("span", { "data-line": r.lineno },
           `${String(r.lineno).padStart(4)} `, h("span", { class: "dl-mark" }), " ", r.text),
       })),
@@ -957,7 +1194,7 @@ export function sourcePane() {
   return { el: p.el, selectCompile: () => resetPane(p), paint };
 }
 
-// ---- js/bytecode.js --------------------------------------------------------------------------
+// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/bytecode.js ------------------------------------------
 
 // Bytecode as the viewer lists it: the instructions Dynamo walks (its cleaned copy) beside
 // the original `dis`, aligned row by row, and one instruction as a line of a listing.
@@ -1027,7 +1264,7 @@ export function codeListing(code) {
   });
 }
 
-// ---- js/panes/bytecode.js --------------------------------------------------------------------
+// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/panes/bytecode.js ------------------------------------
 
 // The bytecode pane: the code running at the step as Dynamo walks it, the current
 // instruction marked; where Dynamo cleaned it, the original `dis` beside it, row by row.
@@ -1048,12 +1285,13 @@ export function bytecodeView(c, i) {
   const count = aligned ? aligned.length : L.walked.length;
   let here = current ?? 0;
   if (aligned) here = Math.max(0, aligned.findIndex((r) => r.walked === current));
+  const ops = walkedOf(info);   // each row's opname, for its help (help.js)
   const first = Math.max(0, here - BYTECODE_BEFORE);
   const last = Math.min(count, here + BYTECODE_AFTER + 1);
   const rows = [];
   for (let k = first; k < last; k++) {
     if (!aligned) {
-      rows.push({ walked: L.walked[k], original: null, current: k === current, change: null });
+      rows.push({ walked: L.walked[k], original: null, current: k === current, change: null, op: ops[k].opname });
       continue;
     }
     const r = aligned[k];
@@ -1062,6 +1300,8 @@ export function bytecodeView(c, i) {
       walked: r.walked != null ? L.walked[r.walked] : null,
       original: r.original != null ? L.original[r.original] : null,
       current: current != null && r.walked === current, change,
+      op: r.walked != null ? ops[r.walked].opname : null,
+      origOp: r.original != null ? info.instructions[r.original].opname : null,
     });
   }
   return { offset: s.offset, aligned: !!aligned, rows, above: first, below: count - last };
@@ -1099,9 +1339,13 @@ export function bytecodePane() {
       ...view.rows.map((r, j) => ({
         key: `${s.code}:${first + j}`,
         cls: `dl-row${r.current ? " dl-current" : ""}${r.change ? ` dl-${r.change}` : ""}${view.aligned ? " dl-pair" : ""}`,
+        current: r.current,
+        // A row is focusable and explains its opcode (help.js); the original cell its own.
         make: () => (view.aligned ?
-          h("span", null, h("span", { class: "dl-cell" }, r.walked ?? ""), h("span", { class: "dl-cell dl-orig" }, r.original ?? "")) :
-          h("span", null, r.walked)),
+          h("span", { tabindex: 0, "data-help-op": r.op ?? r.origOp },
+            h("span", { class: "dl-cell" }, r.walked ?? ""),
+            h("span", { class: "dl-cell dl-orig", "data-help-op": r.origOp !== r.op ? r.origOp : null }, r.original ?? "")) :
+          h("span", { tabindex: 0, "data-help-op": r.op }, r.walked)),
       })),
       view.below ? textRow("dl-more", `… ${view.below} instruction(s) below`) : null,
     ].filter(Boolean));
@@ -1110,7 +1354,7 @@ export function bytecodePane() {
   return { el: p.el, selectCompile: () => resetPane(p), paint };
 }
 
-// ---- js/panes/stack.js -----------------------------------------------------------------------
+// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/panes/stack.js ---------------------------------------
 
 // The stack pane: the VariableTracker stack (top first) and the symbolic locals after the
 // step, what the step pushed or stored marked. A tracker's source links (`data-source`)
@@ -1141,8 +1385,10 @@ function varItem(v, key, name, isNew, flashed) {
   return {
     key, cls: `${isNew ? "dl-new" : ""}${flash ? " dl-flash" : ""}`.trim(),
     make: () => {
-      const parts = [h("span", { class: v.lazy && !v.realized ? "dl-kind dl-lazy" : "dl-kind" }, v.kind)];
-      if (v.detail) parts.push(" ", v.detail);
+      const parts = [h("span", {
+        class: v.lazy && !v.realized ? "dl-kind dl-lazy" : "dl-kind", tabindex: 0, "data-help-tracker": v.kind,
+      }, v.kind)];
+      if (v.detail) parts.push(" ", withSymbols(v.detail));
       if (v.lazy && v.realized) parts.push(" ", h("span", { class: "dl-tag" }, "lazy, realized"));
       if (v.source) {
         parts.push(" ", h("button", {
@@ -1185,7 +1431,7 @@ export function stackPane() {
   return { el: p.el, selectCompile: () => resetPane(p), paint };
 }
 
-// ---- js/panes/graph.js -----------------------------------------------------------------------
+// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/panes/graph.js ---------------------------------------
 
 // The FX graph pane: the graph as it grows. The kernel laid out every node the compile
 // ever created (widgets/viewer/layout.py); the drawing is made once per compile and nodes
@@ -1237,7 +1483,10 @@ function makeDrawing(c, g) {
     if (kind === "ellipse") outline = svgElement("ellipse", { cx: geo[0], cy: geo[1], rx: geo[2], ry: geo[3] });
     else if (kind === "path") outline = svgElement("path", { d: geo[0] });
     else if (kind === "polygon") outline = svgElement("polygon", { points: geo[0] });
-    const el = svgElement("g", { class: `node dl-op-${node.op}${node.in_graph ? "" : " dl-dropped"}`, "data-node": n.node });
+    const el = svgElement("g", {
+      class: `node dl-op-${node.op}${node.in_graph ? "" : " dl-dropped"}`, "data-node": n.node,
+      tabindex: 0, role: "button", "aria-label": nodeTip(c, n.node),   // Enter follows it (viewer.js)
+    });
     const tip = svgElement("title");
     tip.textContent = nodeTip(c, n.node);
     el.append(tip);
@@ -1367,7 +1616,7 @@ function paintDrawing(d, c, i, shown, fresh, flashed) {
   }
 }
 
-// ---- js/panes/guards.js ----------------------------------------------------------------------
+// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/panes/guards.js --------------------------------------
 
 // The guards pane: the guards installed so far, the new ones marked. Ambient guards are
 // folded, the recent ones the code installed are listed and earlier ones counted, and at
@@ -1410,10 +1659,15 @@ function guardItem(c, k, isNew, flashed) {
         where = ["installed after tracing, when the graph was compiled"];
       }
       if (g.step != null) where.push(` · step ${g.step}`);
+      // The kind the text names (`TYPE_MATCH: ...`) explains itself (help.js).
+      const kind = g.tree_kind || g.kind;
+      const text = g.text.startsWith(`${kind}:`) || g.text === kind ?
+        [h("span", { class: "dl-guard-kind", "data-help-guard": kind, tabindex: 0 }, kind), g.text.slice(kind.length)] :
+        [h("span", { class: "dl-guard-kind", "data-help-guard": g.kind, tabindex: 0 }, g.kind), " ", g.text];
       return h("li", {
-        "data-guard": step != null ? k : null,
-        title: step != null ? `installed at step ${step}: click to go there` : null,
-      }, g.text, h("span", { class: "dl-where" }, where));
+        "data-guard": step != null ? k : null, tabindex: step != null ? 0 : null,
+        title: step != null ? `installed at step ${step}: click (or Enter) to go there` : null,
+      }, text, h("span", { class: "dl-where" }, where));
     },
   };
 }
@@ -1453,7 +1707,7 @@ export function guardsPane() {
   return { el: p.el, selectCompile: () => resetPane(p), paint };
 }
 
-// ---- js/panes/details.js ---------------------------------------------------------------------
+// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/panes/details.js -------------------------------------
 
 // Below the panes, per compile and made on demand when unfolded: the original bytecode
 // beside the modified bytecode Dynamo installed (with its resume functions), and the
@@ -1525,7 +1779,7 @@ export function guardTreeDetails() {
   return folded("dl-details", "Guard tree", [pane("dl-guard-tree", "Guard tree")], [treeBody]);
 }
 
-// ---- js/viewer.js ----------------------------------------------------------------------------
+// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/viewer.js --------------------------------------------
 
 // The Viewer: the one stepper that owns the panes (Python Tutor's ExecutionVisualizer). It
 // holds the state (the compile and step shown, the history of jumps, predict mode), builds
@@ -1566,6 +1820,8 @@ export class Viewer {
     for (const [name, cb] of this.listeners) this.model.off(name, cb);
     this.stopPlay();
     for (const t of this.timers) clearTimeout(t);
+    if (this.tips) this.tips.destroy();
+    if (this.live) this.live.destroy();
     this.dead = true;
   }
 
@@ -1599,6 +1855,7 @@ export class Viewer {
   build() {
     const rec = this.rec;
     this.titles = this.model.get("titles") || [];
+    this.help = this.model.get("help") || null;   // capture/help.py for_recording
     this.controls = controls(rec, this.titles);
     // Every pane, in the order they paint: each has selectCompile(compile) and paint(view).
     const p = this.panes = {
@@ -1611,6 +1868,9 @@ export class Viewer {
       h("div", { class: "dl-grid dl-panes" }, h("div", { class: "dl-column" }, p.source.el, p.bytecode.el),
         p.stack.el, p.graph.el, p.guards.el),
       p.compare.el, p.tree.el);
+    this.live = announcer();
+    this.tips = helpTips(this.root, () => ({ help: this.help, rec: this.rec, k: this.compile }));
+    this.root.append(this.live.el);
     this.root.addEventListener("keydown", (e) => this.key(e));
     this.root.addEventListener("click", (e) => this.link(e));
     ctl.selector.addEventListener("change", () => this.go(Number(ctl.selector.value), 0));
@@ -1736,6 +1996,15 @@ export class Viewer {
   }
 
   key(e) {
+    // Enter on a focused guard or graph node follows it, as a click does (keyboard-only provenance).
+    const linked = e.key === "Enter" && e.target.closest && e.target.closest("[data-guard], [data-node]");
+    if (linked && !e.ctrlKey && !e.metaKey && !e.altKey && linked.tagName !== "BUTTON") {
+      e.preventDefault();
+      e.stopPropagation();
+      this.follow(linked);
+      if (!linked.isConnected) this.root.focus({ preventScroll: true });
+      return;
+    }
     const action = keyPress(e, this.predict.asking);
     if (action && action.chip) this.predict.el.querySelectorAll(".dl-chip")[action.chip - 1]?.click();
     else if (action) this.act(action);
@@ -1792,7 +2061,7 @@ export class Viewer {
   /** What every pane paints from: plain values, nothing to call back. */
   view() {
     return {
-      c: this.current, k: this.compile, i: this.step, flash: this.flash, note: this.note,
+      c: this.current, k: this.compile, i: this.step, flash: this.flash, note: this.note, rec: this.rec,
       returnable: this.history.length > 0, playing: !!this.playing, predicting: this.predict.on, fit: this.fit,
     };
   }
@@ -1802,6 +2071,8 @@ export class Viewer {
     this.controls.paint(view);
     for (const pane of Object.values(this.panes)) pane.paint(view);
     this.paintPredict();
+    this.tips.refresh();
+    this.live.say(view.c, view.i);
   }
 
   paintControls() {
@@ -1813,7 +2084,7 @@ export class Viewer {
   }
 }
 
-// ---- js/index.js -----------------------------------------------------------------------------
+// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/index.js ---------------------------------------------
 
 /* Dynamo Lab's trace viewer: plain ES modules (no framework), joined into one module,
 widgets/viewer/viewer.js, by `python -m widgets.viewer.join`.
@@ -1835,6 +2106,8 @@ host is page-host.js):
     graphs       the graph layout of every compile (widgets/viewer/layout.py), gzip-compressed
                  JSON, same kinds of bytes
     titles       each compile's title, as the engine writes it
+    help         what the recording's opcodes, tracker classes, guard kinds and symbols
+                 mean (capture/help.py `for_recording`); absent, words show no help
     compile      the index of the compile shown            (read and written)
     step         the index of the step shown                (read and written)
     predict      predict mode on or off                     (read and written)
@@ -1851,7 +2124,8 @@ The modules, each importing only those below it:
   index      this file
   viewer     the Viewer: state, navigation, history; the one stepper that owns the rest
   panes/     one module per pane (summary, caption, source, bytecode, stack, graph,
-             guards, details); controls, predict (predict mode), provenance (links)
+             guards, details); controls, predict (predict mode), provenance (links),
+             help (the words' tooltips, the graph break's registry entry, the live region)
   recording  decoding and the per-compile queries; bytecode (listings); dom (elements)
 */
 

@@ -5,6 +5,7 @@
 
 import { compileTitle, lastStep, nextGuard, nextNode, breakStep, stepLabel } from "./recording.js";
 import { h } from "./dom.js";
+import { stepSpoken } from "./help.js";
 
 /** Key -> action (a letter in either case). */
 export const KEYS = {
@@ -70,7 +71,7 @@ export function controls(rec, titles) {
   buttons.fit.setAttribute("aria-pressed", "false");
   const selector = h("select", { class: "dl-compile", title: "the compile shown" },
     rec.compiles.map((c, k) => h("option", { value: k }, compileTitle(titles, c, k))));
-  const slider = h("input", { class: "dl-slider", type: "range", min: 0, max: 0, value: 0, title: "step" });
+  const slider = h("input", { class: "dl-slider", type: "range", min: 0, max: 0, value: 0, title: "step", "aria-label": "step" });
   const position = h("span", { class: "dl-position dl-stepno" });
   const b = buttons;
   const bar = h("div", { class: "dl-bar" }, selector);
@@ -93,6 +94,7 @@ export function controls(rec, titles) {
     const { c, i } = view;
     if (!c) return;
     slider.value = String(i);
+    slider.setAttribute("aria-valuetext", stepSpoken(c, i));
     position.textContent = stepLabel(c, i);
     const atEnd = i >= lastStep(c);
     b.first.disabled = b.back.disabled = i <= 0;

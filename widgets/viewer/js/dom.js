@@ -54,7 +54,7 @@ export function crumbs(s) {
 // -- a pane: a title and a body, each replaced only when what it shows changed --------------
 
 export function pane(cls, title) {
-  const head = h("div", { class: "dl-title" }, title);
+  const head = h("div", { class: "dl-title", role: "heading", "aria-level": 3 }, title);
   const body = h("div", { class: "dl-pane-body" });
   const el = h("div", { class: `dl-pane ${cls}` }, head, body);
   return { el, head, body, key: undefined };
@@ -100,7 +100,8 @@ export function noSteps(p, c, k, what) {
 
 /** Make `parent`'s children the given rows, in order, keeping the element already there for
  * each key: a row that stays keeps its layout, so a step costs what it changes, not what
- * is shown. A row is {key, make() -> element, cls (its class attribute, kept up to date)}. */
+ * is shown. A row is {key, make() -> element, cls (its class attribute, kept up to date),
+ * current (whether it is the current row: aria-current, kept up to date)}. */
 export function sync(parent, rows) {
   const wanted = new Set(rows.map((r) => r.key));
   const kept = new Map();
@@ -116,6 +117,9 @@ export function sync(parent, rows) {
       el.__dlKey = row.key;
     }
     if (row.cls !== undefined && (el.getAttribute("class") || "") !== row.cls) el.setAttribute("class", row.cls);
+    if (row.current !== undefined && el.hasAttribute("aria-current") !== !!row.current) {
+      if (row.current) el.setAttribute("aria-current", "step"); else el.removeAttribute("aria-current");
+    }
     if (el === at) at = at.nextSibling;
     else parent.insertBefore(el, at);
   }

@@ -18,6 +18,8 @@ host is page-host.js):
     graphs       the graph layout of every compile (widgets/viewer/layout.py), gzip-compressed
                  JSON, same kinds of bytes
     titles       each compile's title, as the engine writes it
+    help         what the recording's opcodes, tracker classes, guard kinds and symbols
+                 mean (capture/help.py `for_recording`); absent, words show no help
     compile      the index of the compile shown            (read and written)
     step         the index of the step shown                (read and written)
     predict      predict mode on or off                     (read and written)
@@ -34,7 +36,8 @@ The modules, each importing only those below it:
   index      this file
   viewer     the Viewer: state, navigation, history; the one stepper that owns the rest
   panes/     one module per pane (summary, caption, source, bytecode, stack, graph,
-             guards, details); controls, predict (predict mode), provenance (links)
+             guards, details); controls, predict (predict mode), provenance (links),
+             help (the words' tooltips, the graph break's registry entry, the live region)
   recording  decoding and the per-compile queries; bytecode (listings); dom (elements)
 */
 

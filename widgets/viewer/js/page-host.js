@@ -104,6 +104,9 @@ export async function startPage(doc) {
         await widget.render({ model, el });
       } catch (e) { fail(doc, el, e); }
     }
+    // The page is the viewer: keys work at once, with no click first.
+    const first = doc.querySelector(".dl-viewer");
+    if (first) first.focus({ preventScroll: true });
     doc.documentElement.dataset.dlReady = "1";
   } catch (e) {
     for (const el of mounts) fail(doc, el, e);

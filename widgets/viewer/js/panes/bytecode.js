@@ -1,7 +1,7 @@
 // The bytecode pane: the code running at the step as Dynamo walks it, the current
 // instruction marked; where Dynamo cleaned it, the original `dis` beside it, row by row.
 
-import { codeListing } from "../bytecode.js";
+import { codeListing, walkedOf } from "../bytecode.js";
 import { crumbs, h, noSteps, pane, part, resetPane, setTitle, sync, textRow } from "../dom.js";
 
 export const BYTECODE_BEFORE = 8;    // instructions shown above the current one
@@ -20,12 +20,13 @@ export function bytecodeView(c, i) {
   const count = aligned ? aligned.length : L.walked.length;
   let here = current ?? 0;
   if (aligned) here = Math.max(0, aligned.findIndex((r) => r.walked === current));
+  const ops = walkedOf(info);   // each row's opname, for its help (help.js)
   const first = Math.max(0, here - BYTECODE_BEFORE);
   const last = Math.min(count, here + BYTECODE_AFTER + 1);
   const rows = [];
   for (let k = first; k < last; k++) {
     if (!aligned) {
-      rows.push({ walked: L.walked[k], original: null, current: k === current, change: null });
+      rows.push({ walked: L.walked[k], original: null, current: k === current, change: null, op: ops[k].opname });
       continue;
     }
     const r = aligned[k];
@@ -34,6 +35,8 @@ export function bytecodeView(c, i) {
       walked: r.walked != null ? L.walked[r.walked] : null,
       original: r.original != null ? L.original[r.original] : null,
       current: current != null && r.walked === current, change,
+      op: r.walked != null ? ops[r.walked].opname : null,
+      origOp: r.original != null ? info.instructions[r.original].opname : null,
     });
   }
   return { offset: s.offset, aligned: !!aligned, rows, above: first, below: count - last };
@@ -71,9 +74,13 @@ export function bytecodePane() {
       ...view.rows.map((r, j) => ({
         key: `${s.code}:${first + j}`,
         cls: `dl-row${r.current ? " dl-current" : ""}${r.change ? ` dl-${r.change}` : ""}${view.aligned ? " dl-pair" : ""}`,
+        current: r.current,
+        // A row is focusable and explains its opcode (help.js); the original cell its own.
         make: () => (view.aligned ?
-          h("span", null, h("span", { class: "dl-cell" }, r.walked ?? ""), h("span", { class: "dl-cell dl-orig" }, r.original ?? "")) :
-          h("span", null, r.walked)),
+          h("span", { tabindex: 0, "data-help-op": r.op ?? r.origOp },
+            h("span", { class: "dl-cell" }, r.walked ?? ""),
+            h("span", { class: "dl-cell dl-orig", "data-help-op": r.origOp !== r.op ? r.origOp : null }, r.original ?? "")) :
+          h("span", { tabindex: 0, "data-help-op": r.op }, r.walked)),
       })),
       view.below ? textRow("dl-more", `… ${view.below} instruction(s) below`) : null,
     ].filter(Boolean));

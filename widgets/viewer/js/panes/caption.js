@@ -4,6 +4,7 @@
 
 import { instructionOf, lastStep, stepLabel } from "../recording.js";
 import { code, commaList, h, plural } from "../dom.js";
+import { breakDetails } from "../help.js";
 
 /** The caption's facts about step i (null for a compile with no steps). */
 export function stepSummary(c, i) {
@@ -23,8 +24,9 @@ export function stepSummary(c, i) {
   };
 }
 
-/** What Dynamo does at the graph break, said where it happens. */
-function breakBanner(c) {
+/** What Dynamo does at the graph break, said where it happens, with Dynamo's own
+ * explanation and hints for it (help.js). */
+function breakBanner(rec, c, k) {
   const gb = c.graph_break;
   const out = [h("b", null, "Graph break here:"), " ", gb.reason];
   if (gb.explanation) out.push(` — ${gb.explanation}`);
@@ -34,14 +36,14 @@ function breakBanner(c) {
     out.push(" Dynamo compiles the graph built so far, runs this instruction in plain Python and continues in a resume function: ",
       commaList(c.resume_functions.map((r) => r.code_name)), ".");
   }
-  return h("div", { class: "dl-banner dl-error" }, out);
+  return h("div", { class: "dl-banner dl-error" }, out, rec ? breakDetails(rec, k) : null);
 }
 
 /** The caption. view: {c, i, note (what a jump said, or null), returnable}. */
 export function captionPane() {
   const el = h("div", { class: "dl-caption-bar" });
 
-  function paint({ c, i, note, returnable }) {
+  function paint({ c, k, i, note, returnable, rec }) {
     const d = stepSummary(c, i);
     const out = [];
     if (!d) {
@@ -53,9 +55,10 @@ export function captionPane() {
       out.push(h("div", { class: "dl-caption" },
         h("span", { class: "dl-stepno" }, d.label),
         ` · ${d.lineno != null ? `line ${d.lineno}` : "line ?"} in `, code(d.code_name),
-        d.inlinedFrom != null ? ` (inlined from ${d.inlinedFrom})` : "", " · ", code(d.instruction),
+        d.inlinedFrom != null ? ` (inlined from ${d.inlinedFrom})` : "", " · ",
+        h("code", { "data-help-op": c.steps[i].opname, tabindex: 0 }, d.instruction),
         did.length ? [" → ", did.map((x, j) => [j ? "; " : "", x])] : ""));
-      if (d.breaks) out.push(breakBanner(c));
+      if (d.breaks) out.push(breakBanner(rec, c, k));
       if (d.capped) {
         out.push(h("div", { class: "dl-banner" }, "The step cap was reached here: Dynamo went on, but its later steps were not stored."));
       }

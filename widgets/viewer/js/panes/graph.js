@@ -51,7 +51,10 @@ function makeDrawing(c, g) {
     if (kind === "ellipse") outline = svgElement("ellipse", { cx: geo[0], cy: geo[1], rx: geo[2], ry: geo[3] });
     else if (kind === "path") outline = svgElement("path", { d: geo[0] });
     else if (kind === "polygon") outline = svgElement("polygon", { points: geo[0] });
-    const el = svgElement("g", { class: `node dl-op-${node.op}${node.in_graph ? "" : " dl-dropped"}`, "data-node": n.node });
+    const el = svgElement("g", {
+      class: `node dl-op-${node.op}${node.in_graph ? "" : " dl-dropped"}`, "data-node": n.node,
+      tabindex: 0, role: "button", "aria-label": nodeTip(c, n.node),   // Enter follows it (viewer.js)
+    });
     const tip = svgElement("title");
     tip.textContent = nodeTip(c, n.node);
     el.append(tip);

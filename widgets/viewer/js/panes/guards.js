@@ -42,10 +42,15 @@ function guardItem(c, k, isNew, flashed) {
         where = ["installed after tracing, when the graph was compiled"];
       }
       if (g.step != null) where.push(` · step ${g.step}`);
+      // The kind the text names (`TYPE_MATCH: ...`) explains itself (help.js).
+      const kind = g.tree_kind || g.kind;
+      const text = g.text.startsWith(`${kind}:`) || g.text === kind ?
+        [h("span", { class: "dl-guard-kind", "data-help-guard": kind, tabindex: 0 }, kind), g.text.slice(kind.length)] :
+        [h("span", { class: "dl-guard-kind", "data-help-guard": g.kind, tabindex: 0 }, g.kind), " ", g.text];
       return h("li", {
-        "data-guard": step != null ? k : null,
-        title: step != null ? `installed at step ${step}: click to go there` : null,
-      }, g.text, h("span", { class: "dl-where" }, where));
+        "data-guard": step != null ? k : null, tabindex: step != null ? 0 : null,
+        title: step != null ? `installed at step ${step}: click (or Enter) to go there` : null,
+      }, text, h("span", { class: "dl-where" }, where));
     },
   };
 }

@@ -49,6 +49,7 @@ export function sourcePane() {
       ...view.rows.map((r) => ({
         key: `${s.code}:${r.lineno}`,
         cls: `dl-row${r.broke ? " dl-break" : ""}${r.current ? " dl-current" : ""}`,
+        current: r.current,
         make: () => h("span", { "data-line": r.lineno },
           `${String(r.lineno).padStart(4)} `, h("span", { class: "dl-mark" }), " ", r.text),
       })),

@@ -4,6 +4,7 @@
 
 import { frameLinks, stackChange } from "../recording.js";
 import { crumbs, h, noSteps, pane, part, resetPane, setTitle, sync, textRow } from "../dom.js";
+import { withSymbols } from "../help.js";
 
 /** The stack (top first) and the symbolic locals after step i, what changed marked. */
 export function stackView(c, i) {
@@ -30,8 +31,10 @@ function varItem(v, key, name, isNew, flashed) {
   return {
     key, cls: `${isNew ? "dl-new" : ""}${flash ? " dl-flash" : ""}`.trim(),
     make: () => {
-      const parts = [h("span", { class: v.lazy && !v.realized ? "dl-kind dl-lazy" : "dl-kind" }, v.kind)];
-      if (v.detail) parts.push(" ", v.detail);
+      const parts = [h("span", {
+        class: v.lazy && !v.realized ? "dl-kind dl-lazy" : "dl-kind", tabindex: 0, "data-help-tracker": v.kind,
+      }, v.kind)];
+      if (v.detail) parts.push(" ", withSymbols(v.detail));
       if (v.lazy && v.realized) parts.push(" ", h("span", { class: "dl-tag" }, "lazy, realized"));
       if (v.source) {
         parts.push(" ", h("button", {

@@ -1,0 +1,229 @@
+// Help where a word appears: an opcode, a VariableTracker class, a guard kind or a symbol
+// explains itself on hover and on keyboard focus, in the project's own words (the `help`
+// the kernel sends with the recording: capture/help.py `for_recording`, made from
+// capture/help.json, which the text view and notebooks/GLOSSARY.md share). At a graph
+// break, Dynamo's own explanation and hints from the installed torch's graph-break
+// registry (read when recording: GraphBreak.gb_id and .registry), repeats of one break
+// merged. And what a screen reader hears: the step said after each change.
+//
+// A word carries what it is in data-* attributes (`data-help-op`, `data-help-tracker`,
+// `data-help-guard`, `data-help-symbol`); one tooltip element per viewer (role="tooltip")
+// says it, and the word points at it with aria-describedby while it shows. All of it
+// is text (textContent), never markup.
+
+import { h, plural } from "./dom.js";
+import { instructionOf, lastStep } from "./recording.js";
+
+const HELP_ATTRS = ["data-help-op", "data-help-tracker", "data-help-guard", "data-help-symbol"];
+const HELP_SELECTOR = HELP_ATTRS.map((a) => `[${a}]`).join(",");
+export const SYMBOL_RE = /\b(?:zuf|zf|ps|s|u)\d+\b/g;
+let tipCount = 0;
+
+/** The help of one word: {title, lines} (lines of text), or null when there is none. */
+export function helpOf(help, rec, k, attrs) {
+  if (!help) return null;
+  const op = attrs["data-help-op"], kind = attrs["data-help-tracker"];
+  const guard = attrs["data-help-guard"], symbol = attrs["data-help-symbol"];
+  if (op != null) {
+    const e = (help.opcodes || {})[op];
+    if (!e) return { title: op, lines: ["No help for this opname yet."] };
+    const lines = [e.does, `Dynamo: ${e.dynamo}`];
+    const where = e.python ? `Python ${e.python.join(", ")} only` : "Python 3.11, 3.12 and 3.13";
+    lines.push(help.python ? `${where}; this recording: Python ${help.python}.` : `${where}.`);
+    return { title: `${op} (opcode)`, lines };
+  }
+  if (kind != null) {
+    const e = (help.trackers || {})[kind];
+    if (!e) return { title: kind, lines: ["A VariableTracker class with no help yet."] };
+    return { title: `${kind} (VariableTracker)`, lines: [e.text, e.family ? `(said of every …${e.family}; no entry of its own)` : null].filter(Boolean) };
+  }
+  if (guard != null) {
+    const text = (help.guards || {})[guard];
+    return { title: `${guard} (guard kind)`, lines: [text || "No help for this guard kind yet."] };
+  }
+  if (symbol != null) {
+    const m = /^(zuf|zf|ps|s|u)\d+$/.exec(symbol);
+    const syms = help.symbols || {};
+    const lines = [(m && syms[m[1]]) || syms.other || "A symbol of Dynamo's shape environment."];
+    const from = rec && k != null ? symbolOrigin(rec.compiles[k], symbol) : null;
+    if (from) lines.push(from);
+    return { title: `${symbol} (symbol)`, lines };
+  }
+  return null;
+}
+
+/** Where a symbol comes from, read from the recording: the first reading of an input whose
+ * shape holds it (`dimension 0 of L['x']`), and the first step that shows it. */
+export function symbolOrigin(c, symbol) {
+  if (!c) return null;
+  const dims = (detail) => {
+    const m = /\[([^\]]*)\]/.exec(detail || "");
+    return m ? m[1].split(",").map((x) => x.trim()) : [];
+  };
+  for (const v of c.vars) {
+    const d = dims(v.detail).indexOf(symbol);
+    if (v.source && d >= 0) {
+      const j = c.steps.findIndex((s) => s.stack.some((id) => c.vars[id] === v) ||
+        Object.values(s.locals).some((id) => c.vars[id] === v));
+      return `From the recording: dimension ${d} of ${v.source} (${v.detail})${j >= 0 ? `, first seen at step ${j}` : ""}.`;
+    }
+  }
+  const node = c.nodes.find((n) => n.op === "placeholder" && n.name === symbol);
+  if (node) return "From the recording: an input of the graph (a placeholder) of its own.";
+  return null;
+}
+
+/** Text with each symbol (`s77`) as a focusable word that explains itself. */
+export function withSymbols(text) {
+  const out = [];
+  let at = 0;
+  for (const m of String(text).matchAll(SYMBOL_RE)) {
+    if (m.index > at) out.push(text.slice(at, m.index));
+    out.push(h("span", { class: "dl-sym", "data-help-symbol": m[0], tabindex: 0 }, m[0]));
+    at = m.index + m[0].length;
+  }
+  if (at < text.length) out.push(text.slice(at));
+  return out;
+}
+
+// -- the graph break: Dynamo's own words, once per break ----------------------------------
+
+/** What Dynamo says about compile k's graph break: its GB id and type, the explanation and
+ * hints (the message's, which name this program's values, else the registry's), the
+ * registry's general form, and every other compile that met the same break (merged). */
+export function breakHelp(rec, k) {
+  const c = rec.compiles[k];
+  const gb = c && c.graph_break;
+  if (!gb) return null;
+  const reg = gb.registry || null;
+  const hints = [];
+  for (const hint of (gb.hints && gb.hints.length ? gb.hints : (reg && reg.Hints) || [])) {
+    if (hint && !hints.includes(hint.trim())) hints.push(hint.trim());
+  }
+  const same = [];
+  rec.compiles.forEach((o, j) => {
+    const b = o.graph_break;
+    if (j !== k && b && b.reason === gb.reason && b.lineno === gb.lineno && b.code_name === gb.code_name &&
+        (b.gb_id || null) === (gb.gb_id || null)) same.push(o.compile_id);
+  });
+  return {
+    id: gb.gb_id || null, type: (reg && reg.Gb_type) || gb.reason,
+    explanation: gb.explanation || (reg && reg.Explanation) || null, hints,
+    general: reg && reg.Explanation && reg.Explanation !== gb.explanation ? reg.Explanation : null,
+    context: reg ? reg.Context || null : null, link: gb.link || null, also: same,
+  };
+}
+
+/** The break's help as page content (the caption's details at the break step). */
+export function breakDetails(rec, k) {
+  const b = breakHelp(rec, k);
+  if (!b) return null;
+  const out = [h("div", { class: "dl-gb-head" },
+    b.id ? h("span", { class: "dl-gb-id", title: "the id of this break in torch's graph-break registry" }, b.id) : null,
+    b.id ? " · " : "", h("b", null, b.type))];
+  // The banner above says the message's own explanation; said here only when it had none.
+  if (b.explanation && !rec.compiles[k].graph_break.explanation) {
+    out.push(h("div", { class: "dl-gb-explanation" }, h("b", null, "Explanation: "), b.explanation));
+  }
+  if (b.hints.length) {
+    out.push(h("div", { class: "dl-gb-hints-title" }, h("b", null, "Hints:")),
+      h("ul", { class: "dl-gb-hints" }, b.hints.map((x) => h("li", null, x))));
+  }
+  if (b.general || b.context) {
+    out.push(h("details", { class: "dl-gb-registry" }, h("summary", null, `The registry's entry for ${b.id || "this break"}, as torch ships it`),
+      b.general ? h("div", null, h("b", null, "Explanation: "), b.general) : null,
+      b.context ? h("div", null, h("b", null, "Context: "), b.context) : null));
+  }
+  if (b.link) out.push(h("div", { class: "dl-dim" }, "More on this break: ", h("span", { class: "dl-gb-link" }, b.link)));
+  if (b.also.length) {
+    out.push(h("div", { class: "dl-dim dl-gb-also" }, `The same break (one explanation for all) also stopped ${plural(b.also.length, "other compile")}: `,
+      b.also.map((id, j) => [j ? ", " : "", `[${id}]`])));
+  }
+  return h("div", { class: "dl-gb", role: "note" }, out);
+}
+
+// -- the tooltip ------------------------------------------------------------------------
+
+/** One tooltip for a viewer's root: shows the help of the word under the pointer or with
+ * the keyboard focus. `context()` gives {help, rec, k}. Returns {el, hide, destroy}. */
+export function helpTips(root, context) {
+  const id = `dl-tip-${++tipCount}`;
+  const el = h("div", { class: "dl-tooltip", role: "tooltip", id, hidden: true });
+  root.append(el);
+  let target = null;
+
+  function show(t) {
+    if (t === target) return;
+    hide();
+    const attrs = {};
+    for (const a of HELP_ATTRS) if (t.hasAttribute(a)) attrs[a] = t.getAttribute(a);
+    const { help, rec, k } = context();
+    const said = helpOf(help, rec, k, attrs);
+    if (!said) return;
+    el.replaceChildren(h("div", { class: "dl-tip-title" }, said.title), ...said.lines.map((x) => h("div", null, x)));
+    el.hidden = false;
+    target = t;
+    t.setAttribute("aria-describedby", id);
+    place(t);
+  }
+
+  function place(t) {
+    const r = t.getBoundingClientRect(), box = root.getBoundingClientRect();
+    const w = Math.min(440, Math.max(220, box.width - 16));
+    el.style.maxWidth = `${w}px`;
+    let left = r.left - box.left;
+    left = Math.max(4, Math.min(left, box.width - w - 4));
+    el.style.left = `${left}px`;
+    el.style.top = `${r.bottom - box.top + 4}px`;
+    const tip = el.getBoundingClientRect();
+    // No room below in the window: above the word instead.
+    if (tip.bottom > window.innerHeight && r.top - tip.height - 4 > 0) el.style.top = `${r.top - box.top - tip.height - 4}px`;
+  }
+
+  function hide() {
+    if (target) target.removeAttribute("aria-describedby");
+    target = null;
+    el.hidden = true;
+  }
+
+  const word = (e) => (e.target && e.target.closest ? e.target.closest(HELP_SELECTOR) : null);
+  const on = {
+    mouseover: (e) => { const t = word(e); if (t) show(t); },
+    mouseout: (e) => { const t = word(e); if (t && t === target && !t.contains(e.relatedTarget) && document.activeElement !== t) hide(); },
+    focusin: (e) => { const t = word(e); if (t) show(t); else hide(); },
+    focusout: (e) => { if (target && !target.contains(e.relatedTarget)) hide(); },
+    keydown: (e) => { if (e.key === "Escape" && target) { hide(); e.stopPropagation(); } },
+  };
+  for (const [name, f] of Object.entries(on)) root.addEventListener(name, f);
+  return {
+    el, hide,
+    refresh() { if (target && !target.isConnected) hide(); },
+    destroy() { for (const [name, f] of Object.entries(on)) root.removeEventListener(name, f); el.remove(); },
+  };
+}
+
+// -- what a screen reader hears ----------------------------------------------------------
+
+/** The slider's and the live region's words for step i: `step 12 of 77, line 5`. */
+export function stepSpoken(c, i) {
+  const s = c && c.steps[i];
+  if (!s) return `step ${i} of ${c ? lastStep(c) : 0}`;
+  return `step ${i} of ${lastStep(c)}, line ${s.lineno ?? "?"}`;
+}
+
+/** A polite live region that says each step once stepping pauses (not every step of a held key). */
+export function announcer(delay = 120) {
+  const el = h("div", { class: "dl-live", "aria-live": "polite", "aria-atomic": "true" });
+  let timer = null, said = "";
+  return {
+    el,
+    say(c, i) {
+      const s = c && c.steps[i];
+      const text = s ? `${stepSpoken(c, i)}: ${instructionOf(s)}${s.nodes_added.length ? `, adds ${s.nodes_added.join(", ")}` : ""}` +
+        `${s.guards_added.length ? `, ${plural(s.guards_added.length, "guard")}` : ""}` : stepSpoken(c, i);
+      clearTimeout(timer);
+      timer = setTimeout(() => { if (text !== said) el.textContent = said = text; }, delay);
+    },
+    destroy() { clearTimeout(timer); },
+  };
+}
