@@ -29,7 +29,7 @@ CSS = (HERE / "viewer.css").read_text(encoding="utf-8")
 
 def test_the_state_holds_the_recording_once_as_gzip_compressed_engine_json(viewer_recording):
     state = viewer_state(viewer_recording)
-    assert set(state) == {"data", "graphs", "titles", "compile", "step", "predict", "predictions"}
+    assert set(state) == {"data", "graphs", "titles", "help", "compile", "step", "predict", "predictions"}
     assert gzip.decompress(state["data"]).decode("utf-8") == viewer_recording.to_json()
     assert state["data"] == viewer_state(viewer_recording)["data"], "the same bytes every time"
     assert len(state["data"]) < len(viewer_recording.to_json()) / 3
