@@ -135,14 +135,17 @@ def _break_suggestion(hints: list[str], in_helper: bool, function: str | None) -
     return "if this code need not be compiled, wrap it in a function under torch.compiler.disable"
 
 
-def _failed(recording: Recording, fg: FailedGuard) -> dict[str, Any]:
+def _failed(recording: Recording, fg: FailedGuard, generation: int | None = None) -> dict[str, Any]:
+    """A failed guard with its guard's text and installing line. `generation`: that of the
+    compile it came with (ids start again after a reset); None: the latest with its id."""
     out = {"compile_id": fg.compile_id, "guard": fg.guard, "kind": fg.kind,
            "source": fg.source, "what": fg.what, "expected": fg.expected, "seen": fg.seen,
            "step": fg.step, "lineno": fg.lineno, "file": None, "line": None, "text": None}
-    try:
-        old = recording.compile(fg.compile_id)
-    except KeyError:
+    same = [c for c in recording.compiles if c.compile_id == fg.compile_id
+            and (generation is None or c.generation == generation)]
+    if not same:
         return out
+    old = same[-1]
     if fg.guard is not None and fg.guard < len(old.guard_details):
         out["text"] = old.guard_details[fg.guard].text
     code, lineno = step_place(old, fg.step)
@@ -155,7 +158,7 @@ def _failed(recording: Recording, fg: FailedGuard) -> dict[str, Any]:
 def _recompile(recording: Recording, c: Compile) -> dict[str, Any]:
     return {"compile_id": c.compile_id, "function": c.code_name, "file": c.filename,
             "replaces": c.replaces, "dynamo_reasons": list(c.recompile_reasons),
-            "failed_guards": [_failed(recording, fg) for fg in c.failed_guards],
+            "failed_guards": [_failed(recording, fg, c.generation) for fg in c.failed_guards],
             # the replaced entry's failures first: they are why this compile was made
             "suggestion": _guard_suggestion(
                 sorted(c.failed_guards, key=lambda fg: fg.compile_id != c.replaces))}
