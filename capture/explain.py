@@ -73,8 +73,9 @@ def explanation(recording: Recording) -> dict[str, Any]:
             continue
         seen[key] = _break(c)
         breaks.append(seen[key])
+    # (a recording made before failed guards were kept has Dynamo's reasons only)
     recompiles = [_recompile(recording, c) for c in recording.compiles
-                  if c.replaces is not None and c.attempt == 0]
+                  if (c.replaces is not None or c.recompile_reasons) and c.attempt == 0]
     refusals = [{"kind": e.kind, "compile_id": e.compile_id, "message": e.message,
                  "failed_guards": [_failed(recording, fg) for fg in e.failed_guards],
                  "suggestion": _refusal_suggestion(e.kind, e.failed_guards, recording)}
@@ -289,8 +290,10 @@ def _text(data: dict[str, Any]) -> str:
         out.append(f"  suggestion: {b['suggestion']}")
     for r in recompiles:
         out.append("")
-        out.append(f"recompile [{r['compile_id']}] of {r['function']} instead of "
-                   f"[{r['replaces']}]: {len(r['failed_guards'])} guard(s) failed")
+        instead = f" instead of [{r['replaces']}]" if r["replaces"] else ""
+        count = (f"{len(r['failed_guards'])} guard(s) failed" if r["failed_guards"] else
+                 "no failed guards recorded (Dynamo's first reason only)")
+        out.append(f"recompile [{r['compile_id']}] of {r['function']}{instead}: {count}")
         out += _guard_lines(r["failed_guards"])
         if r["dynamo_reasons"]:
             out.append(f"  Dynamo's reason (the first failure only): "

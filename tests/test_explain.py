@@ -141,3 +141,29 @@ def test_a_refused_recompile_is_explained_with_its_failing_guards():
     assert "recompile_limit" in refusal["suggestion"]
     text = explanation_text(rec)
     assert "refused (cache_limit)" in text and "EQUALS_MATCH L['n'] value: expected 1, got 2" in text
+
+
+def test_a_recording_made_before_failed_guards_were_kept_still_explains_its_recompiles():
+    import torch
+
+    import capture
+    from capture.explain import explanation_text
+
+    torch._dynamo.reset()
+    compiled = torch.compile(counted, backend="eager")
+    with capture.record() as rec:
+        compiled(torch.randn(3), 1)
+        compiled(torch.randn(3), 2)
+    torch._dynamo.reset()
+    data = json.loads(rec.to_json())
+    for c in data["compiles"]:
+        del c["failed_guards"], c["replaces"]
+        for g in c["guard_details"]:
+            del g["leaf"]
+    for e in data["events"]:
+        del e["failed_guards"]
+    old = capture.Recording.from_json(json.dumps(data))
+    assert old.compiles[1].failed_guards == () and old.compiles[1].replaces is None
+    text = explanation_text(old)
+    assert "recompile [0/1] of counted: no failed guards recorded" in text
+    assert "Dynamo's reason (the first failure only): 0/0: n == 1" in text
