@@ -288,9 +288,25 @@ _SOURCE = re.compile(r"[LG]\[(?:'[^'\\]*'|\"[^\"\\]*\"|-?\d+)\]"
 _TYPE_IN = re.compile(r"type=<class '([^']+)'>")
 
 
+_COMMENT = re.compile(r"\s{2,}# ")
+
+
 def _code(part: str) -> str:
-    """A code part without the user-line comments the tree prints after it."""
-    return part.split("  #", 1)[0].split("#", 1)[0].rstrip() if "#" in part else part.rstrip()
+    """A code part without the user-line comments the tree prints after it; a `#` inside
+    the check itself (`L['s'] == '#tag'`) stays: the comment is found as Python's
+    tokenizer finds it."""
+    if "#" not in part:
+        return part.rstrip()
+    import io
+    import tokenize
+
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(part).readline):
+            if tok.type == tokenize.COMMENT and tok.start[0] == 1:
+                return part[:tok.start[1]].rstrip()
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        pass
+    return _COMMENT.split(part, 1)[0].rstrip()
 
 
 def _first_source(code: str) -> str | None:

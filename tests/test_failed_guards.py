@@ -376,3 +376,10 @@ def test_a_grad_mode_change_and_a_new_dynamic_mark():
     assert (mark.expected, mark.seen) == ("not marked by mark_dynamic",
                                           "marked by mark_dynamic (dims [0])")
     assert mark.lineno == line_of(positional, "reads x")
+
+
+def test_a_str_with_a_hash_in_it():
+    rec = recompiled(greet, ((torch.randn(3), "#tag  # not a comment"), {}),
+                     ((torch.randn(3), "World"), {}))
+    fg, _ = the_failure(rec, "L['s']")
+    assert (fg.expected, fg.seen) == ("'#tag  # not a comment'", "'World'")
