@@ -647,7 +647,7 @@ def trace_logger() -> Any:
     return trace_log
 
 
-def artifact_name(record: Any) -> str | None:
+def trace_artifact_name(record: Any) -> str | None:
     """What a structured trace record is: the first key of its `metadata` (`aot_forward_graph`,
     `inductor_output_code`), or for a generic `artifact` its `metadata["artifact"]["name"]`
     (`inductor_post_grad_graph`). 2.13, 2.14."""

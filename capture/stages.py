@@ -147,7 +147,7 @@ class StageCollector:
         return None
 
     def _artifact(self, record: Any) -> None:
-        name = internals.artifact_name(record)
+        name = internals.trace_artifact_name(record)
         if name != "dynamo_output_graph" and name not in STAGE_NAMES:
             return
         c = self._compile(internals.artifact_compile_id(record))

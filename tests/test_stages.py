@@ -287,3 +287,41 @@ def test_trace_logger_is_left_exactly_as_found_by_a_recording_that_compiles():
     before, after, later = json.loads(out.stdout.splitlines()[-1])
     # torch's LazyTraceHandler removes itself at the first record, as it would unrecorded
     assert before == ["LazyTraceHandler"] and after == [] and later == []
+
+
+# -- the two doors ---------------------------------------------------------------------
+
+
+def test_the_magic_records_the_stages_with_after_dynamo(ipython_shell, fresh_compiles):
+    cell = ("f_stages = torch.compile(lambda x: x.sin() * 2, backend='aot_eager')\n"
+            "f_stages(torch.ones(3))\n")
+    assert ipython_shell.run_cell("%%capture_trace --text --after-dynamo -o with_stages\n"
+                                  + cell).success
+    assert ipython_shell.run_cell("%%capture_trace --text -o without_stages\n" + cell).success
+    with_stages = ipython_shell.user_ns["with_stages"]
+    assert [s.name for s in with_stages.compiles[0].stages] == ["aot_forward"]
+    assert ipython_shell.user_ns["without_stages"].compiles[0].stages == ()
+
+
+def test_the_command_line_records_the_stages_with_after_dynamo(tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text("import torch\n"
+                      "f = torch.compile(lambda x: x.cos() + 1, backend='aot_eager')\n"
+                      "f(torch.ones(3))\n")
+    command = Path(sys.executable).parent / "dynamo-lab"
+    for flag, expected in (("--after-dynamo", ["aot_forward"]), (None, [])):
+        out = tmp_path / f"{flag or 'plain'}.json"
+        args = [str(command), "record", *([flag] if flag else []), "-q", "-o", str(out), str(script)]
+        done = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        rec = capture.Recording.from_json(out.read_text())
+        assert [s.name for s in rec.compiles[0].stages] == expected
+
+
+def test_every_accessor_in_internals_is_defined_once():
+    """Two sections naming one accessor alike: the later silently replaces the earlier."""
+    import ast
+
+    tree = ast.parse((HERE.parent / "capture" / "internals.py").read_text())
+    names = [node.name for node in tree.body if isinstance(node, ast.FunctionDef)]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
