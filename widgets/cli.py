@@ -73,6 +73,9 @@ def _parser() -> argparse.ArgumentParser:
     rec.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS, metavar="N",
                      help=f"store at most N instructions in all (default {DEFAULT_MAX_STEPS}); "
                           "Dynamo runs on past the cap and the recording says it was cut")
+    rec.add_argument("--after-dynamo", action="store_true",
+                     help="also record AOTAutograd's graphs and Inductor's code, each node and "
+                          "kernel linked to the Dynamo nodes it came from")
     rec.add_argument("--traceback", action="store_true",
                      help="when the program raises, also print its traceback")
     rec.add_argument("-q", "--quiet", action="store_true", help="no progress or notes")
@@ -155,7 +158,8 @@ def _run(opts: argparse.Namespace, *, output: Any = None) -> tuple[Program, Any]
             result = capture.run(
                 lambda: namespace.update(program.run()), max_steps=opts.max_steps,
                 source=program.source(), namespace=namespace, name=program.name, hide=(HERE,),
-                during=None if opts.quiet else (lambda r: Progress(r, program.name)))
+                during=None if opts.quiet else (lambda r: Progress(r, program.name)),
+                after_dynamo=getattr(opts, "after_dynamo", False))
     except capture.NotStarted as e:
         raise CommandError(str(e)) from None
     if result.refused:

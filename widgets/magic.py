@@ -50,6 +50,11 @@ class CaptureTraceMagics(Magics):
               help="open at the compile with this id, as Dynamo prints it: 0/0, 0/0_1, 1/0.")
     @argument("-o", "--out", metavar="NAME",
               help="also store the Recording in the variable NAME (it is always in _trace).")
+    @argument("--after-dynamo", action="store_true",
+              help="also record what AOTAutograd and Inductor make of each graph (joint, "
+                   "forward and backward graphs, post-grad graph, output code), each node "
+                   "and kernel linked to the Dynamo nodes it came from. For backends built "
+                   "on AOTAutograd (aot_eager, inductor); changes nothing they produce.")
     @argument("--html", metavar="PATH",
               help="also write the recording as one self-contained HTML page at PATH (a .html "
                    "file that steps through it in any browser, with no kernel and no network).")
@@ -100,7 +105,7 @@ class CaptureTraceMagics(Magics):
         try:
             result = capture.run(cell_code, max_steps=args.max_steps, reset=not args.no_reset,
                                  source=cell_source(shell, cell), namespace=shell.user_ns,
-                                 name="the cell", hide=(HERE,))
+                                 name="the cell", hide=(HERE,), after_dynamo=args.after_dynamo)
         except capture.NotStarted as e:
             raise UsageError(str(e)) from None
         recording, error = result.recording, result.error
