@@ -8,7 +8,9 @@ Nothing here imports IPython or ipywidgets; views live in `widgets`.
 """
 
 from .logs import LogCapture, LogLine, logs
-from .recorder import DEFAULT_MAX_STEPS, active, prepare, record, trace
+from .recorder import (
+    DEFAULT_MAX_CHARS, DEFAULT_MAX_COMPILE_STEPS, DEFAULT_MAX_STEPS, active, prepare, record, trace,
+)
 from .run import Note, NotStarted, Run, run
 from .recording import (
     CodeInfo, Compile, Event, EventKind, Guard, GraphBreak, Instr, Node, Outcome, Recording,
@@ -16,7 +18,8 @@ from .recording import (
 )
 
 __all__ = [
-    "record", "trace", "prepare", "active", "DEFAULT_MAX_STEPS", "logs", "LogCapture", "LogLine",
+    "record", "trace", "prepare", "active", "DEFAULT_MAX_STEPS", "DEFAULT_MAX_COMPILE_STEPS",
+    "DEFAULT_MAX_CHARS", "logs", "LogCapture", "LogLine",
     "Recording", "Compile", "Step", "Var", "Guard", "Node", "Event", "GraphBreak",
     "ResumeFunction", "CodeInfo", "Instr", "Outcome", "EventKind", "run", "Run", "Note", "NotStarted",
 ]
