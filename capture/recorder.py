@@ -57,6 +57,7 @@ class Recorder:
         self.stored = 0
         self.limit = max_steps  # steps storable in all: `stored` once the size cap is hit
         self.chars = 0  # characters of kept text so far
+        self.full = False  # the size cap was reached: nothing more is stored
         self._noted_workers = False  # said that DataLoader workers go unrecorded
         self.thread = threading.get_ident()
         self.reader = VarReader()
@@ -182,7 +183,7 @@ class Recorder:
         if self.stored >= self.max_steps:
             why = (f"max_steps={self.max_steps} reached (steps stored in all): later steps "
                    "of this and every later compile are not stored")
-        elif self.stored >= self.limit:
+        elif self.full:
             why = "the size cap was reached: later steps are not stored"
         else:
             why = (f"max_compile_steps={self.max_compile_steps} reached (steps stored for one "
@@ -197,10 +198,11 @@ class Recorder:
     def _keep(self, c: Compile, size: int, what: str) -> bool:
         """Whether `size` more characters of text fit under the size cap; the first text
         that does not ends the recording (nothing more is stored), with an event."""
-        if self.chars + size <= self.max_chars and self.limit == self.max_steps:
+        if not self.full and self.chars + size <= self.max_chars:
             self.chars += size
             return True
-        if self.limit == self.max_steps:  # the first text that does not fit
+        if not self.full:  # the first text that does not fit
+            self.full = True
             self.limit = self.stored
             c.truncated = self.recording.truncated = True
             self._event(EventKind.SIZE_CAP, c.compile_id,
