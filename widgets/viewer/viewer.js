@@ -1,7 +1,7 @@
 // Dynamo Lab's trace viewer, joined from widgets/viewer/js/ by `python -m widgets.viewer.join`:
 // edit those sources, then run it. The contract with the host is in js/index.js, below.
 
-// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/recording.js -----------------------------------------
+// ---- js/recording.js -------------------------------------------------------------------------
 
 // The recording as the front end reads it: decoding the bytes the host hands over, and the
 // per-compile queries every pane, jump and link is built on. Pure functions of the
@@ -292,7 +292,7 @@ export function recompileTarget(rec, k, reason) {
   return { compile: target, guard: best, step };
 }
 
-// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/dom.js -----------------------------------------------
+// ---- js/dom.js -------------------------------------------------------------------------------
 
 // Making and updating the page: elements whose text is always text, a pane's frame, and a
 // keyed update that keeps what stays (so a step costs what it changes, not what is shown).
@@ -426,7 +426,7 @@ export function textRow(cls, text) {
   return { key: `${cls}:${text}`, make: () => h("span", { class: cls }, text) };
 }
 
-// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/help.js ----------------------------------------------
+// ---- js/help.js ------------------------------------------------------------------------------
 
 // Help where a word appears: an opcode, a VariableTracker class, a guard kind or a symbol
 // explains itself on hover and on keyboard focus, in the project's own words (the `help`
@@ -638,24 +638,23 @@ export function stepSpoken(c, i) {
   return `step ${i} of ${lastStep(c)}, line ${s.lineno ?? "?"}`;
 }
 
-/** A polite live region that says each step once stepping pauses (not every step of a held key). */
-export function announcer(delay = 120) {
+/** A polite live region that says each step, in the same frame as the step is painted (a
+ * screen reader says the latest when keys are held; nothing changes the page later). */
+export function announcer() {
   const el = h("div", { class: "dl-live", "aria-live": "polite", "aria-atomic": "true" });
-  let timer = null, said = "";
   return {
     el,
     say(c, i) {
       const s = c && c.steps[i];
       const text = s ? `${stepSpoken(c, i)}: ${instructionOf(s)}${s.nodes_added.length ? `, adds ${s.nodes_added.join(", ")}` : ""}` +
         `${s.guards_added.length ? `, ${plural(s.guards_added.length, "guard")}` : ""}` : stepSpoken(c, i);
-      clearTimeout(timer);
-      timer = setTimeout(() => { if (text !== said) el.textContent = said = text; }, delay);
+      if (el.textContent !== text) el.textContent = text;
     },
-    destroy() { clearTimeout(timer); },
+    destroy() {},
   };
 }
 
-// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/controls.js ------------------------------------------
+// ---- js/controls.js --------------------------------------------------------------------------
 
 // The controls: the compile selector, play / slider / previous / next, the jumps, and the
 // keys. They show where the viewer stands (`paint(view)`) and carry what they do as
@@ -770,7 +769,7 @@ export function controls(rec, titles) {
   return { bar, steps, jumps, buttons, selector, slider, selectCompile, paint, disable };
 }
 
-// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/provenance.js ----------------------------------------
+// ---- js/provenance.js ------------------------------------------------------------------------
 
 // Provenance: where a link leads. A guard, a graph node, a tracker's source and a recompile
 // reason each lead to the step that made it; the note says so where the jump lands.
@@ -819,7 +818,7 @@ export function linkTarget(rec, k, t) {
   return null;
 }
 
-// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/predict.js -------------------------------------------
+// ---- js/predict.js ---------------------------------------------------------------------------
 
 // Predict mode: before each step forward the learner says what the instruction will do,
 // then sees. `question` and `grade` are pure (node tests them); `PredictMode` holds the
@@ -993,7 +992,7 @@ function asked(q, answer) {
   ];
 }
 
-// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/panes/summary.js -------------------------------------
+// ---- js/panes/summary.js ---------------------------------------------------------------------
 
 // What stays while stepping: the recording's header (how much it holds, what ended it)
 // and the summary of the compile shown (its facts, why it was recompiled, restarted or
@@ -1059,7 +1058,7 @@ export function compileSummary(rec) {
   return { el, selectCompile, paint() {} };
 }
 
-// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/panes/caption.js -------------------------------------
+// ---- js/panes/caption.js ---------------------------------------------------------------------
 
 // The caption under the controls: what step i is and what it did (the line, the
 // instruction, the nodes and guards it added), a graph break or step cap met there, and
@@ -1132,7 +1131,7 @@ export function captionPane() {
   return { el, selectCompile() {}, paint };
 }
 
-// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/panes/source.js --------------------------------------
+// ---- js/panes/source.js ----------------------------------------------------------------------
 
 // The source pane: the code running at the step, the current line marked, and the line of
 // the graph break once the break has happened; a long source shows a window around it.
@@ -1194,7 +1193,7 @@ export function sourcePane() {
   return { el: p.el, selectCompile: () => resetPane(p), paint };
 }
 
-// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/bytecode.js ------------------------------------------
+// ---- js/bytecode.js --------------------------------------------------------------------------
 
 // Bytecode as the viewer lists it: the instructions Dynamo walks (its cleaned copy) beside
 // the original `dis`, aligned row by row, and one instruction as a line of a listing.
@@ -1264,7 +1263,7 @@ export function codeListing(code) {
   });
 }
 
-// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/panes/bytecode.js ------------------------------------
+// ---- js/panes/bytecode.js --------------------------------------------------------------------
 
 // The bytecode pane: the code running at the step as Dynamo walks it, the current
 // instruction marked; where Dynamo cleaned it, the original `dis` beside it, row by row.
@@ -1354,7 +1353,7 @@ export function bytecodePane() {
   return { el: p.el, selectCompile: () => resetPane(p), paint };
 }
 
-// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/panes/stack.js ---------------------------------------
+// ---- js/panes/stack.js -----------------------------------------------------------------------
 
 // The stack pane: the VariableTracker stack (top first) and the symbolic locals after the
 // step, what the step pushed or stored marked. A tracker's source links (`data-source`)
@@ -1431,7 +1430,7 @@ export function stackPane() {
   return { el: p.el, selectCompile: () => resetPane(p), paint };
 }
 
-// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/panes/graph.js ---------------------------------------
+// ---- js/panes/graph.js -----------------------------------------------------------------------
 
 // The FX graph pane: the graph as it grows. The kernel laid out every node the compile
 // ever created (widgets/viewer/layout.py); the drawing is made once per compile and nodes
@@ -1616,7 +1615,7 @@ function paintDrawing(d, c, i, shown, fresh, flashed) {
   }
 }
 
-// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/panes/guards.js --------------------------------------
+// ---- js/panes/guards.js ----------------------------------------------------------------------
 
 // The guards pane: the guards installed so far, the new ones marked. Ambient guards are
 // folded, the recent ones the code installed are listed and earlier ones counted, and at
@@ -1707,7 +1706,7 @@ export function guardsPane() {
   return { el: p.el, selectCompile: () => resetPane(p), paint };
 }
 
-// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/panes/details.js -------------------------------------
+// ---- js/panes/details.js ---------------------------------------------------------------------
 
 // Below the panes, per compile and made on demand when unfolded: the original bytecode
 // beside the modified bytecode Dynamo installed (with its resume functions), and the
@@ -1779,7 +1778,7 @@ export function guardTreeDetails() {
   return folded("dl-details", "Guard tree", [pane("dl-guard-tree", "Guard tree")], [treeBody]);
 }
 
-// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/viewer.js --------------------------------------------
+// ---- js/viewer.js ----------------------------------------------------------------------------
 
 // The Viewer: the one stepper that owns the panes (Python Tutor's ExecutionVisualizer). It
 // holds the state (the compile and step shown, the history of jumps, predict mode), builds
@@ -2084,7 +2083,7 @@ export class Viewer {
   }
 }
 
-// ---- /tmp/tmpl3u4gf9x/widgets/viewer/js/index.js ---------------------------------------------
+// ---- js/index.js -----------------------------------------------------------------------------
 
 /* Dynamo Lab's trace viewer: plain ES modules (no framework), joined into one module,
 widgets/viewer/viewer.js, by `python -m widgets.viewer.join`.

@@ -211,19 +211,18 @@ export function stepSpoken(c, i) {
   return `step ${i} of ${lastStep(c)}, line ${s.lineno ?? "?"}`;
 }
 
-/** A polite live region that says each step once stepping pauses (not every step of a held key). */
-export function announcer(delay = 120) {
+/** A polite live region that says each step, in the same frame as the step is painted (a
+ * screen reader says the latest when keys are held; nothing changes the page later). */
+export function announcer() {
   const el = h("div", { class: "dl-live", "aria-live": "polite", "aria-atomic": "true" });
-  let timer = null, said = "";
   return {
     el,
     say(c, i) {
       const s = c && c.steps[i];
       const text = s ? `${stepSpoken(c, i)}: ${instructionOf(s)}${s.nodes_added.length ? `, adds ${s.nodes_added.join(", ")}` : ""}` +
         `${s.guards_added.length ? `, ${plural(s.guards_added.length, "guard")}` : ""}` : stepSpoken(c, i);
-      clearTimeout(timer);
-      timer = setTimeout(() => { if (text !== said) el.textContent = said = text; }, delay);
+      if (el.textContent !== text) el.textContent = text;
     },
-    destroy() { clearTimeout(timer); },
+    destroy() {},
   };
 }
