@@ -629,6 +629,37 @@ export function helpTips(root, context) {
   };
 }
 
+// -- the viewer's aids, as one more pane ---------------------------------------------------
+
+/** The tooltips, the live region and Enter on a guard or graph node (keyboard-only
+ * provenance), on a viewer's root: a pane the Viewer paints like the others. The help is
+ * the model's `help` value; Enter follows a link as a click does (`viewer.follow`). */
+export function helpAids(viewer) {
+  const root = viewer.root, help = viewer.model.get("help") || null;
+  const follow = (t) => viewer.follow(t);
+  let view = null;
+  const tips = helpTips(root, () => ({ help, rec: view && view.rec, k: view && view.k }));
+  const live = announcer();
+  root.addEventListener("keydown", (e) => {   // before the Viewer's own keys: registered first
+    const linked = e.key === "Enter" && !e.ctrlKey && !e.metaKey && !e.altKey && e.target.closest &&
+      e.target.closest("[data-guard], [data-node]");
+    if (!linked || linked.tagName === "BUTTON") return;
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    follow(linked);
+    if (!linked.isConnected) root.focus({ preventScroll: true });   // redrawn away: keys still work
+  });
+  return {
+    tips, live, selectCompile() { tips.hide(); },
+    paint(v) {
+      view = v;
+      if (!live.el.isConnected) root.append(tips.el, live.el);   // the Viewer fills its root after making its panes
+      live.say(v.c, v.i);
+      queueMicrotask(() => tips.refresh());   // once the other panes have painted
+    },
+  };
+}
+
 // -- what a screen reader hears ----------------------------------------------------------
 
 /** The slider's and the live region's words for step i: `step 12 of 77, line 5`. */
@@ -1819,8 +1850,6 @@ export class Viewer {
     for (const [name, cb] of this.listeners) this.model.off(name, cb);
     this.stopPlay();
     for (const t of this.timers) clearTimeout(t);
-    if (this.tips) this.tips.destroy();
-    if (this.live) this.live.destroy();
     this.dead = true;
   }
 
@@ -1854,11 +1883,10 @@ export class Viewer {
   build() {
     const rec = this.rec;
     this.titles = this.model.get("titles") || [];
-    this.help = this.model.get("help") || null;   // capture/help.py for_recording
     this.controls = controls(rec, this.titles);
     // Every pane, in the order they paint: each has selectCompile(compile) and paint(view).
     const p = this.panes = {
-      summary: compileSummary(rec), caption: captionPane(), source: sourcePane(), bytecode: bytecodePane(),
+      aids: helpAids(this), summary: compileSummary(rec), caption: captionPane(), source: sourcePane(), bytecode: bytecodePane(),
       stack: stackPane(), graph: graphPane(), guards: guardsPane(), compare: bytecodeDetails(), tree: guardTreeDetails(),
     };
     const ctl = this.controls;
@@ -1867,9 +1895,6 @@ export class Viewer {
       h("div", { class: "dl-grid dl-panes" }, h("div", { class: "dl-column" }, p.source.el, p.bytecode.el),
         p.stack.el, p.graph.el, p.guards.el),
       p.compare.el, p.tree.el);
-    this.live = announcer();
-    this.tips = helpTips(this.root, () => ({ help: this.help, rec: this.rec, k: this.compile }));
-    this.root.append(this.live.el);
     this.root.addEventListener("keydown", (e) => this.key(e));
     this.root.addEventListener("click", (e) => this.link(e));
     ctl.selector.addEventListener("change", () => this.go(Number(ctl.selector.value), 0));
@@ -1995,15 +2020,6 @@ export class Viewer {
   }
 
   key(e) {
-    // Enter on a focused guard or graph node follows it, as a click does (keyboard-only provenance).
-    const linked = e.key === "Enter" && e.target.closest && e.target.closest("[data-guard], [data-node]");
-    if (linked && !e.ctrlKey && !e.metaKey && !e.altKey && linked.tagName !== "BUTTON") {
-      e.preventDefault();
-      e.stopPropagation();
-      this.follow(linked);
-      if (!linked.isConnected) this.root.focus({ preventScroll: true });
-      return;
-    }
     const action = keyPress(e, this.predict.asking);
     if (action && action.chip) this.predict.el.querySelectorAll(".dl-chip")[action.chip - 1]?.click();
     else if (action) this.act(action);
@@ -2070,8 +2086,6 @@ export class Viewer {
     this.controls.paint(view);
     for (const pane of Object.values(this.panes)) pane.paint(view);
     this.paintPredict();
-    this.tips.refresh();
-    this.live.say(view.c, view.i);
   }
 
   paintControls() {

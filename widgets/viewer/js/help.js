@@ -202,6 +202,37 @@ export function helpTips(root, context) {
   };
 }
 
+// -- the viewer's aids, as one more pane ---------------------------------------------------
+
+/** The tooltips, the live region and Enter on a guard or graph node (keyboard-only
+ * provenance), on a viewer's root: a pane the Viewer paints like the others. The help is
+ * the model's `help` value; Enter follows a link as a click does (`viewer.follow`). */
+export function helpAids(viewer) {
+  const root = viewer.root, help = viewer.model.get("help") || null;
+  const follow = (t) => viewer.follow(t);
+  let view = null;
+  const tips = helpTips(root, () => ({ help, rec: view && view.rec, k: view && view.k }));
+  const live = announcer();
+  root.addEventListener("keydown", (e) => {   // before the Viewer's own keys: registered first
+    const linked = e.key === "Enter" && !e.ctrlKey && !e.metaKey && !e.altKey && e.target.closest &&
+      e.target.closest("[data-guard], [data-node]");
+    if (!linked || linked.tagName === "BUTTON") return;
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    follow(linked);
+    if (!linked.isConnected) root.focus({ preventScroll: true });   // redrawn away: keys still work
+  });
+  return {
+    tips, live, selectCompile() { tips.hide(); },
+    paint(v) {
+      view = v;
+      if (!live.el.isConnected) root.append(tips.el, live.el);   // the Viewer fills its root after making its panes
+      live.say(v.c, v.i);
+      queueMicrotask(() => tips.refresh());   // once the other panes have painted
+    },
+  };
+}
+
 // -- what a screen reader hears ----------------------------------------------------------
 
 /** The slider's and the live region's words for step i: `step 12 of 77, line 5`. */

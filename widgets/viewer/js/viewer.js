@@ -18,7 +18,7 @@ import { stackPane } from "./panes/stack.js";
 import { graphPane } from "./panes/graph.js";
 import { guardsPane } from "./panes/guards.js";
 import { bytecodeDetails, guardTreeDetails } from "./panes/details.js";
-import { announcer, helpTips } from "./help.js";
+import { helpAids } from "./help.js";
 
 const PLAY_INTERVAL = 400;           // ms between two steps while playing
 const SAVE_DELAY = 60;               // ms: the step is sent to the kernel once stepping pauses
@@ -52,8 +52,6 @@ export class Viewer {
     for (const [name, cb] of this.listeners) this.model.off(name, cb);
     this.stopPlay();
     for (const t of this.timers) clearTimeout(t);
-    if (this.tips) this.tips.destroy();
-    if (this.live) this.live.destroy();
     this.dead = true;
   }
 
@@ -87,11 +85,10 @@ export class Viewer {
   build() {
     const rec = this.rec;
     this.titles = this.model.get("titles") || [];
-    this.help = this.model.get("help") || null;   // capture/help.py for_recording
     this.controls = controls(rec, this.titles);
     // Every pane, in the order they paint: each has selectCompile(compile) and paint(view).
     const p = this.panes = {
-      summary: compileSummary(rec), caption: captionPane(), source: sourcePane(), bytecode: bytecodePane(),
+      aids: helpAids(this), summary: compileSummary(rec), caption: captionPane(), source: sourcePane(), bytecode: bytecodePane(),
       stack: stackPane(), graph: graphPane(), guards: guardsPane(), compare: bytecodeDetails(), tree: guardTreeDetails(),
     };
     const ctl = this.controls;
@@ -100,9 +97,6 @@ export class Viewer {
       h("div", { class: "dl-grid dl-panes" }, h("div", { class: "dl-column" }, p.source.el, p.bytecode.el),
         p.stack.el, p.graph.el, p.guards.el),
       p.compare.el, p.tree.el);
-    this.live = announcer();
-    this.tips = helpTips(this.root, () => ({ help: this.help, rec: this.rec, k: this.compile }));
-    this.root.append(this.live.el);
     this.root.addEventListener("keydown", (e) => this.key(e));
     this.root.addEventListener("click", (e) => this.link(e));
     ctl.selector.addEventListener("change", () => this.go(Number(ctl.selector.value), 0));
@@ -228,15 +222,6 @@ export class Viewer {
   }
 
   key(e) {
-    // Enter on a focused guard or graph node follows it, as a click does (keyboard-only provenance).
-    const linked = e.key === "Enter" && e.target.closest && e.target.closest("[data-guard], [data-node]");
-    if (linked && !e.ctrlKey && !e.metaKey && !e.altKey && linked.tagName !== "BUTTON") {
-      e.preventDefault();
-      e.stopPropagation();
-      this.follow(linked);
-      if (!linked.isConnected) this.root.focus({ preventScroll: true });
-      return;
-    }
     const action = keyPress(e, this.predict.asking);
     if (action && action.chip) this.predict.el.querySelectorAll(".dl-chip")[action.chip - 1]?.click();
     else if (action) this.act(action);
@@ -303,8 +288,6 @@ export class Viewer {
     this.controls.paint(view);
     for (const pane of Object.values(this.panes)) pane.paint(view);
     this.paintPredict();
-    this.tips.refresh();
-    this.live.say(view.c, view.i);
   }
 
   paintControls() {
