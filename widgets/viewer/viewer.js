@@ -566,7 +566,8 @@ export function breakDetails(rec, k) {
     out.push(h("div", { class: "dl-dim dl-gb-also" }, `The same break (one explanation for all) also stopped ${plural(b.also.length, "other compile")}: `,
       b.also.map((id, j) => [j ? ", " : "", `[${id}]`])));
   }
-  return h("div", { class: "dl-gb", role: "note" }, out);
+  // Focusable: in a caption of fixed height the keyboard can reach it and scroll it into view.
+  return h("div", { class: "dl-gb", role: "note", tabindex: 0, "aria-label": `Dynamo on this graph break${b.id ? `, ${b.id}` : ""}` }, out);
 }
 
 // -- the tooltip ------------------------------------------------------------------------
