@@ -182,6 +182,10 @@ def check_break(page, root, recording) -> None:
     wait_step(root, gb.step)
     box = root.locator(".dl-caption-bar .dl-gb")
     box.wait_for(timeout=5_000)
+    assert box.get_attribute("tabindex") == "0"   # the keyboard reaches it in the caption of fixed height
+    box.locator(".dl-gb-id").scroll_into_view_if_needed()
+    gb_box, bar = box.locator(".dl-gb-id").bounding_box(), root.locator(".dl-caption-bar").bounding_box()
+    assert bar["y"] - 1 <= gb_box["y"] and gb_box["y"] + gb_box["height"] <= bar["y"] + bar["height"] + 1, (gb_box, bar)
     text = box.text_content()
     assert gb.gb_id in text and entry["Gb_type"] in text
     assert entry["Explanation"] in text, "the registry's explanation, as torch ships it"
