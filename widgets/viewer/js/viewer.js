@@ -19,7 +19,6 @@ import { graphPane } from "./panes/graph.js";
 import { guardsPane } from "./panes/guards.js";
 import { bytecodeDetails, guardTreeDetails } from "./panes/details.js";
 import { helpAids } from "./help.js";
-import { helpAids } from "./help.js";
 
 const PLAY_INTERVAL = 400;           // ms between two steps while playing
 const SAVE_DELAY = 60;               // ms: the step is sent to the kernel once stepping pauses
