@@ -88,7 +88,7 @@ def _compile_text(c: Compile) -> str:
         elif gb.explanation:
             out.append(f"  {gb.explanation}")
         if gb.step is None and c.truncated:
-            out.append("  (its step was not stored: the step cap came first)")
+            out.append("  (its step was not stored: a cap came first)")
     if c.restart_reason:
         out.append(f"restarted: {c.restart_reason}")
     if c.error:
