@@ -7,6 +7,7 @@
 Nothing here imports IPython or ipywidgets; views live in `widgets`.
 """
 
+from . import textview  # noqa: F401  (str() of a recording or a compile is its text view)
 from .logs import LogCapture, LogLine, logs
 from .recorder import (
     DEFAULT_MAX_CHARS, DEFAULT_MAX_COMPILE_STEPS, DEFAULT_MAX_STEPS, active, prepare, record, trace,
@@ -28,10 +29,10 @@ from .recording import FailedGuard  # noqa: E402  (recompiles as data)
 
 __all__ += ["FailedGuard"]
 
-from .compare import Comparison, compare  # noqa: E402  (two compiles side by side)
-
-__all__ += ["compare", "Comparison"]
-
 from .recording import Stage, StageUnit  # noqa: E402  (stages after Dynamo)
 
 __all__ += ["Stage", "StageUnit"]
+
+from .compare import Comparison, compare  # noqa: E402  (two compiles side by side)
+
+__all__ += ["compare", "Comparison"]

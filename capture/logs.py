@@ -95,7 +95,7 @@ class _Collect(logging.Handler):
             if record.exc_info and record.exc_info[0] is not None:
                 message += "\n" + logging.Formatter().formatException(record.exc_info)
             trace_id = internals.trace_id()
-            artifact = getattr(logging.getLogger(record.name), "artifact_name", None)
+            artifact = internals.artifact_name(logging.getLogger(record.name))
             self.capture.lines.append(LogLine(
                 logger=record.name, artifact=artifact, level=record.levelname,
                 compile_id=str(trace_id) if trace_id is not None else None,
@@ -169,7 +169,7 @@ def logs(*names: str) -> Iterator[LogCapture]:
             _restore(logger, snapshot)
         # Artifact loggers first created inside the block: configured as torch would now.
         for logger in internals.torch_loggers():
-            if id(logger) not in saved and hasattr(logger, "artifact_name"):
+            if id(logger) not in saved and internals.artifact_name(logger) is not None:
                 logger.handlers[:] = [h for h in logger.handlers if h is not collect]
                 logger.setLevel(logging.NOTSET)
                 logger.propagate = True

@@ -537,9 +537,7 @@ def prepare(*, reset: bool = True) -> None:
     if _active is not None:
         raise RuntimeError(_busy_message())
     if reset:
-        import torch
-
-        torch._dynamo.reset()
+        internals.reset()
 
 
 def active() -> bool:

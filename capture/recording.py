@@ -468,8 +468,10 @@ class FailedGuard:
     """A guard of an earlier compile that failed on the call that made Dynamo recompile.
 
     `compile_id` is the compile whose guards these are (the attempt that installed them,
-    `0/0_1` after a restart); `guard` is the index in its `guard_details` of the guard
-    (None when that compile was made before recording); `step` the step that installed it
+    `0/0_1` after a restart); `guard` is the index in its `guards` of the check that
+    failed (its line of the guard tree) and `detail` the index in its `guard_details` of
+    the guard as installed (both None when that compile was made before recording); `step`
+    the step that installed it
     (for a check built after tracing, a shape relation, the step that installed the
     first guard on the value it reads) and `lineno` that step's line. `what` names what
     was compared (`size`, `dtype`, `value`, `type` ...); `expected` is what the guard
@@ -483,11 +485,7 @@ class FailedGuard:
     seen: str
     kind: str = ""
     what: str = ""
-    step: int | None = None
-    lineno: int | None = None
-
-    def __str__(self) -> str:
-        where = f"  (line {self.lineno})" if self.lineno is not None else ""
+XX if self.lineno is not None else ""
         what = f" {self.what}" if self.what else ""
         return (f"[{self.compile_id}] {self.kind} {self.source or ''}{what}: expected "
                 f"{self.expected}, got {self.seen}{where}")

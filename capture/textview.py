@@ -3,7 +3,7 @@ would print, gathered in one place, for terminals, tests and nbval."""
 
 from __future__ import annotations
 
-from .recording import Compile, Recording
+from .recording import TEXT_VIEWS, Compile, Recording
 from .text import guard_where, visible
 
 RULE = "=" * 78
@@ -152,3 +152,6 @@ def _step_text(c: Compile, i: int) -> str:
     if c.graph_break is not None and c.graph_break.step == i:
         out.append(f"  graph break here: {c.graph_break.reason}")
     return "\n".join(out)
+
+
+TEXT_VIEWS.update(recording=recording_text, compile=compile_text)  # str() of each

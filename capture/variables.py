@@ -7,18 +7,22 @@ touched: its `__getattr__` realizes, `isinstance(v, SomeTrackerClass)` realizes
 `LazyConstantVariable` even `python_type()` installs a TYPE_MATCH guard. A
 recorder that realized would change the graph and guards it records, so lazies
 are read only through `type(v)`, `is_realized()`, `peek_type()`, `unwrap()`
-and `source`, and class tests are done with `issubclass(type(v), ...)`.
+and `source` (each an accessor of `capture.internals`), and class tests are
+done with `issubclass(type(v), ...)`.
 """
 
 from __future__ import annotations
 
 import collections
 import functools
-from typing import Any
+from typing import Any, NamedTuple
 
-from .internals import base_python_type, example_value, lazy_tracker_class, tracker_fields
+from .internals import (
+    example_value, is_realized, lazy_tracker_class, overrides_python_type, peek_type, python_type,
+    source_name, tracker_fields, tracker_source, unwrap,
+)
 from .recording import Var
-from .text import MAX_NAME, shorten
+from .text import exact, shorten
 
 _DTYPE_SHORT = {
     "torch.float32": "f32", "torch.float64": "f64", "torch.float16": "f16",
@@ -54,6 +58,26 @@ def tensor_meta(value: Any) -> tuple[str | None, str | None]:
         return None, None
 
 
+class Reading(NamedTuple):
+    """A `Var`'s fields as a key: equal readings share one entry of a compile's table
+    (a tuple hashes and compares at C speed; `Var`, a dataclass, in Python)."""
+
+    kind: str
+    python_type: str | None
+    source: str | None
+    detail: str
+    lazy: bool
+    realized: bool
+    node: str | None
+
+    @classmethod
+    def of(cls, v: Var) -> Reading:
+        return cls(v.kind, v.python_type, v.source, v.detail, v.lazy, v.realized, v.node)
+
+    def var(self) -> Var:
+        return Var(*self)
+
+
 def _type_name(t: Any) -> str | None:
     try:
         return t.__name__
@@ -80,7 +104,7 @@ class VarReader:
         self._keep: list[Any] = []  # the trackers of `stable`, so their ids are not reused
         # id(tracker) -> (tracker, real tracker or None while unrealized, its length, index)
         self._volatile: dict[int, tuple[Any, Any, int, int]] = {}
-        self._by_value: dict[tuple, int] = {}
+        self._by_value: dict[Reading, int] = {}
         self._same: dict[type, int] = {}  # see _SAME_READING
         self._sources: dict[Any, str] = {}
         # node name -> ids of stable trackers whose reading names that FX node
@@ -91,7 +115,7 @@ class VarReader:
         self.clear()
         self.table = table
         for i, v in enumerate(table):
-            self._by_value.setdefault(_fields(v), i)
+            self._by_value.setdefault(Reading.of(v), i)
 
     def clear(self) -> None:
         """Drop every tracker and cached reading (the attempt is over)."""
@@ -133,10 +157,10 @@ class VarReader:
             name = None
         if name is None:
             try:
-                name = source.name() if callable(source.name) else str(source.name)
+                name = source_name(source)
             except Exception:
                 name = type(source).__name__
-            name = shorten(name, MAX_NAME)
+            name = exact(name)  # Dynamo's name of the source, kept whole
             try:
                 self._sources[source] = name
             except TypeError:
@@ -152,7 +176,7 @@ class VarReader:
         if entry is not None and entry[0] is v:
             _, real, length, i = entry
             if real is None:
-                if not v.is_realized():
+                if not is_realized(v):
                     return i
             elif _length(real) == length:
                 return i
@@ -168,50 +192,39 @@ class VarReader:
                 return i
         real = v
         if issubclass(cls, lazy_tracker_class()):
-            source = self.source_name(v.source)
-            if not v.is_realized():
-                t = _type_name(v.peek_type())
-                fields = (type(v).__name__, t, source, f"unrealized {t}", True, False, None)
+            source = self.source_name(tracker_source(v))
+            if not is_realized(v):
+                t = _type_name(peek_type(v))
+                fields = Reading(type(v).__name__, t, source, f"unrealized {t}", True, False, None)
                 real = None
             else:
-                real = v.unwrap()
-                kind, ptype, real_source, detail, _, _, node = self._fields_of(real, source)
-                fields = (kind, ptype, real_source or source, detail, True, True, node)
+                real = unwrap(v)
+                seen = self._fields_of(real, source)
+                fields = seen._replace(source=seen.source or source, lazy=True)
         else:
-            fields = self._fields_of(v, self.source_name(getattr(v, "source", None)))
+            fields = self._fields_of(v, self.source_name(tracker_source(v)))
         i = self._by_value.get(fields)
         if i is None:
             i = self._by_value[fields] = len(self.table)
-            self.table.append(_var(fields))
+            self.table.append(fields.var())
         if real is None or (type(tracker_fields(real).get("items")) in _PLAIN_CONTAINERS
                             and not _fixed_items(type(real))):
             self._volatile[id(v)] = (v, real, _length(real) if real is not None else -1, i)
         else:
             self.stable[id(v)] = i
             self._keep.append(v)
-            if cls.__name__ in _SAME_READING and fields[2] is None:
+            if cls.__name__ in _SAME_READING and fields.source is None:
                 self._same[cls] = i
-            node = fields[6]
+            node = fields.node
             if node is not None:
                 self._by_node.setdefault(node, []).append(id(v))
         return i
 
-    def _fields_of(self, v: Any, source: str | None) -> tuple:
+    def _fields_of(self, v: Any, source: str | None) -> Reading:
         cls = type(v)
         kind = cls.__name__
         detail, node = _detail(v, kind)
-        return (kind, _python_type(v, cls, kind), source, shorten(detail), False, True, node)
-
-
-def _var(fields: tuple) -> Var:
-    """A reading from its fields, in the order `_fields` gives them (the table's key)."""
-    kind, python_type, source, detail, lazy, realized, node = fields
-    return Var(kind=kind, python_type=python_type, source=source, detail=detail, lazy=lazy,
-               realized=realized, node=node)
-
-
-def _fields(v: Var) -> tuple:
-    return (v.kind, v.python_type, v.source, v.detail, v.lazy, v.realized, v.node)
+        return Reading(kind, _python_type(v, cls, kind), source, shorten(detail), False, True, node)
 
 
 @functools.cache
@@ -236,15 +249,15 @@ def _python_type(v: Any, cls: type, kind: str) -> str | None:
     """
     asks = _asks_python_type.get(cls)
     if asks is None:
-        asks = _asks_python_type[cls] = not (kind in _NO_PYTHON_TYPE
-                                             or cls.python_type is base_python_type())
+        asks = _asks_python_type[cls] = (kind not in _NO_PYTHON_TYPE
+                                         and overrides_python_type(cls))
     if not asks:
         return None
     if kind == "GetAttrVariable":
         t = tracker_fields(v).get("py_type")
         return _type_name(t) if t is not None else None
     try:
-        return _type_name(v.python_type())
+        return _type_name(python_type(v))
     except Exception:
         return None
 
@@ -259,13 +272,13 @@ def _detail(v: Any, kind: str) -> tuple[str, str | None]:
                                         "FakeItemVariable"):
             shape, dtype = tensor_meta(example_value(node))
             meta = f"{dtype}{shape}" if dtype else ""
-            name = shorten(node.name, MAX_NAME)
+            name = exact(node.name)
             return f"{meta} node={name}".strip(), name
         if kind == "SymNodeVariable":
             sym = d.get("sym_num")
-            name = shorten(node.name, MAX_NAME)
+            name = exact(node.name)
             return f"{type(sym).__name__} {sym} node={name}", name
-        name = shorten(node.name, MAX_NAME)
+        name = exact(node.name)
         return f"node={name}", name
     if "value" in d and kind in ("ConstantVariable", "EnumVariable"):
         return repr(d["value"]), None

@@ -258,3 +258,60 @@ def test_logging_accessors_read_torchs_log_registry():
         artifact.handlers[:] = saved[2]
     finally:
         internals.set_logs()
+
+
+def test_lazy_protocol_accessors_never_realize(live):
+    seen, _ = live
+    lazy = internals.lazy_tracker_class()
+    first = next(s["locals"]["x"] for s in seen if "x" in s and not s["x"][0])
+    assert issubclass(type(first), lazy)
+    # read now, after the compile: realized while tracing, so only the realized side reads
+    assert internals.is_realized(first) is True
+    real = internals.unwrap(first)
+    assert not issubclass(type(real), lazy) and internals.tracker_source(first) is not None
+    assert internals.source_name(internals.tracker_source(first)) == "L['x']"
+    assert internals.python_type(real) is torch.Tensor
+    assert internals.overrides_python_type(type(real))
+    plain = type("Plain", (), {"python_type": internals.base_python_type()})
+    assert not internals.overrides_python_type(plain)
+
+
+def test_an_unrealized_lazy_is_read_without_realizing():
+    """A lazy made for a global that the function only passes along stays unrealized: the
+    accessors read its type and source and it is still unrealized after."""
+    from torch._dynamo.source import LocalSource
+    from torch._dynamo.variables.lazy import LazyVariableTracker
+
+    v = LazyVariableTracker.create(3.5, source=LocalSource("n"))
+    assert internals.is_realized(v) is False
+    assert internals.peek_type(v) is float
+    assert internals.source_name(internals.tracker_source(v)) == "L['n']"
+    assert internals.is_realized(v) is False
+
+
+def test_hook_and_log_accessors(live):
+    seen, _ = live
+    walked = seen[0]["walked"]
+
+    class Tx:
+        instructions = walked
+        instruction_pointer = 1
+
+    assert internals.next_instruction(Tx()) is walked[1]
+    Tx.instruction_pointer = None
+    assert internals.next_instruction(Tx()) is None
+    from torch._dynamo import exc as dynamo_exc
+
+    e = dynamo_exc.Unsupported("x")
+    assert internals.break_logged(e) is False
+    e.logged = True
+    assert internals.break_logged(e) is True
+    before = internals.bytecode_hooks()
+    with capture.record():
+        during = internals.bytecode_hooks()
+    assert len(during) == len(before) + 1 and internals.bytecode_hooks() == before
+    import logging
+
+    artifact = next(lg for lg in internals.torch_loggers() if internals.artifact_name(lg))
+    assert internals.artifact_name(artifact) in internals.log_names()
+    assert internals.artifact_name(logging.getLogger("torch._dynamo")) is None
