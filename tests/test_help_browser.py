@@ -313,7 +313,7 @@ def lab_viewer(browser, tmp_path_factory):
     root.mkdir()
     cells = ["%load_ext widgets\nimport torch",
              f"{PROGRAM}\nx = torch.randn(5, 3)\ntorch._dynamo.mark_dynamic(x, 0)",
-             "%%capture_trace\nf(x)"]
+             '%%capture_trace\ntorch.compile(f, backend="eager")(x)']
     notebook = {"cells": [{"cell_type": "code", "metadata": {}, "execution_count": None,
                            "outputs": [], "source": c} for c in cells],
                 "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
