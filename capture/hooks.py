@@ -26,6 +26,8 @@ Hooks (all checked on 2.13.0):
 - A logging handler on the `torch._dynamo` logger, for WARNING and above (the
   `.item()` graph-break warning, the recompile-limit warning). It only listens:
   levels, other handlers and what reaches stderr stay as they were.
+- With `record(after_dynamo=True)`, a handler on the structured trace logger
+  (`torch.__trace`) for the stages after Dynamo (`capture.stages`); it only listens too.
 """
 
 from __future__ import annotations
