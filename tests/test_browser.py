@@ -462,13 +462,18 @@ def test_a_pane_is_rewritten_only_when_what_it_shows_changes(page):
 
 def test_fit_graph_scales_the_drawing_to_its_pane_and_back(page):
     root = viewer(page)
-    svg = root.locator(".dl-graph svg")
-    natural = svg.evaluate("s => getComputedStyle(s).maxWidth")
+    view = root.locator(".dl-graph svg .dl-view")
+    inside = """v => { const r = v.getBoundingClientRect(), b = v.closest('.dl-drawing').getBoundingClientRect();
+        return r.left >= b.left - 1 && r.right <= b.right + 1 && r.top >= b.top - 1 && r.bottom <= b.bottom + 1; }"""
+    natural = view.get_attribute("transform")
     button(root, "fit graph").click()
     assert button(root, "fit graph").get_attribute("aria-pressed") == "true"
-    assert svg.evaluate("s => getComputedStyle(s).maxWidth") == "100%"
+    assert view.evaluate(inside), "the fitted graph is not all inside its pane"
     button(root, "fit graph").click()
-    assert svg.evaluate("s => getComputedStyle(s).maxWidth") == natural
+    assert button(root, "fit graph").get_attribute("aria-pressed") == "false"
+    root.locator(".dl-caption-bar").click()
+    page.keyboard.press("0")   # back to the first scale
+    assert view.get_attribute("transform").endswith(natural.split(" ")[-1])
 
 
 def test_the_original_and_modified_bytecode_and_the_guard_tree_unfold_below(page):

@@ -228,7 +228,7 @@ def test_provenance_links_lead_to_the_step_that_made_a_guard_or_node_and_back(op
     o = opened(exported)
     o.click("last")
     last = o.step()
-    guard = o.root().locator("[data-guard]").first
+    guard = o.root().locator("[data-guard]").last   # newest first: the last listed is the oldest
     guard.wait_for()
     guard.click()
     at_guard = o.step()

@@ -44,22 +44,24 @@ test("the bytecode pane marks the instruction at the step's offset, at every ste
 });
 
 test("a long code shows a window around the current instruction", () => {
-  const instructions = Array.from({ length: 200 }, (_, k) => ({ offset: 2 * k, opname: "NOP", argrepr: "", lineno: 1, is_jump_target: false }));
-  const c = synthetic({ shape: Array.from({ length: 200 }, () => [1, 0]), instructions });
-  const view = bytecodeView(c, 150);
+  const n = 2 * (BYTECODE_BEFORE + BYTECODE_AFTER) + 20;
+  const instructions = Array.from({ length: n }, (_, k) => ({ offset: 2 * k, opname: "NOP", argrepr: "", lineno: 1, is_jump_target: false }));
+  const c = synthetic({ shape: Array.from({ length: n }, () => [1, 0]), instructions });
+  const at = BYTECODE_BEFORE + 10;
+  const view = bytecodeView(c, at);
   assert.equal(view.rows.length, BYTECODE_BEFORE + BYTECODE_AFTER + 1);
-  assert.match(view.rows.find((r) => r.current).walked, /\b300 NOP/);
-  assert.equal(view.above, 142);
-  assert.equal(view.below, 200 - 150 - BYTECODE_AFTER - 1);
+  assert.match(view.rows.find((r) => r.current).walked, new RegExp(`\\b${2 * at} NOP`));
+  assert.equal(view.above, 10);
+  assert.equal(view.below, n - at - BYTECODE_AFTER - 1);
 });
 
 test("a long source shows a window of lines around the current one", () => {
   const c = synthetic({ shape: [[80, 0]] });
-  c.codes[0].source_lines = Array.from({ length: 100 }, (_, k) => `line ${k + 1}`);
+  c.codes[0].source_lines = Array.from({ length: SOURCE_WINDOW + 100 }, (_, k) => `line ${k + 1}`);
   const view = sourceView(c, 0);
   assert.equal(view.rows.length, SOURCE_WINDOW);
   assert.ok(view.rows.some((r) => r.current && r.lineno === 80));
-  assert.equal(view.above + view.rows.length + view.below, 100);
+  assert.equal(view.above + view.rows.length + view.below, SOURCE_WINDOW + 100);
 });
 
 test("the stack shows the TensorVariable the call of torch.sin pushed, top first, as new", () => {
@@ -115,7 +117,7 @@ test("thousands of guards: the recent ones are listed, the earlier ones counted"
   const view = guardsView(c, 99);
   assert.equal(view.shown.length, RECENT_GUARDS);
   assert.equal(view.earlier, 100 - RECENT_GUARDS);
-  assert.deepEqual(view.shown.at(-1), { k: 99, isNew: true });
+  assert.deepEqual(view.shown[0], { k: 99, isNew: true });   // newest first
 });
 
 test("the graph shows exactly the nodes made so far at every step, the new ones named", () => {

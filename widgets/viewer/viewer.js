@@ -697,7 +697,11 @@ export function announcer() {
 export const KEYS = {
   ArrowRight: "forward", ArrowLeft: "back", Home: "first", End: "last",
   l: "line", n: "node", g: "guard", b: "break", Backspace: "return", p: "predict", " ": "play",
+  "+": "zoom-in", "=": "zoom-in", "-": "zoom-out", "0": "zoom-reset",
 };
+
+/** Shift+arrow pans the graph (a plain arrow steps). */
+const PAN_KEYS = { ArrowLeft: "pan-left", ArrowRight: "pan-right", ArrowUp: "pan-up", ArrowDown: "pan-down" };
 
 /** What a key press on the viewer asks for: an action, {chip: n} (the n-th choice of the
  * question, keys 1-9), or null. A key the viewer uses is kept from JupyterLab (an arrow
@@ -724,6 +728,7 @@ export function keyAction(e, asking) {
     if (e.key === "s" || e.key === "S") return "skip";
     if (/^[1-9]$/.test(e.key)) return { chip: Number(e.key) };
   }
+  if (e.shiftKey && PAN_KEYS[e.key]) return PAN_KEYS[e.key];
   return KEYS[e.key.length === 1 ? e.key.toLowerCase() : e.key] || null;
 }
 
@@ -739,7 +744,7 @@ const BUTTONS = [   // [action, label, title, class]
   ["break", "graph break", "the step where the graph break happened (B)", "dl-graph-break"],
   ["return", "return", "return to where you were before the last jump (Backspace)", "dl-return"],
   ["predict", "predict", "predict mode: before each step forward, say what the instruction will do (P)", "dl-predict-toggle"],
-  ["fit", "fit graph", "shrink the FX graph to the width of its pane", "dl-fit-graph"],
+  ["fit", "fit graph", "show the whole FX graph in its pane; off, the graph follows each new node (+ − 0 zoom, Shift+arrows pan)", "dl-fit-graph"],
 ];
 
 function pressed(button, on) {   // a toggle's state, written only when it changes
@@ -1163,12 +1168,61 @@ export function captionPane() {
   return { el, selectCompile() {}, paint };
 }
 
+// ---- js/scroll.js ----------------------------------------------------------------------------
+
+// Keeping what a step changed in view: each pane scrolls inside itself (never the page,
+// never the notebook around it) to its current row or what the step added, and where
+// not all of it fits, a badge in the pane says how much more is below ("3 new guards ↓").
+//
+// The Viewer paints every pane first and only then asks each to `reveal`, so the page is
+// laid out once per step: every read here comes after every write of the paint.
+
+/** Scroll `body` (a pane's scrolling box) so that the elements `els` are in view: all of
+ * them if they fit, else the first ones from the top. `centre` puts a single row in the
+ * middle when it has to move. Returns how many of `els` stay below the visible area. */
+export function scrollIntoPane(body, els, { centre = false } = {}) {
+  const targets = els.filter((el) => el && el.isConnected);
+  if (!targets.length || !body.clientHeight) return 0;
+  const box = body.getBoundingClientRect();
+  const rects = targets.map((el) => el.getBoundingClientRect());
+  const top = Math.min(...rects.map((r) => r.top)) - box.top + body.scrollTop;
+  const bottom = Math.max(...rects.map((r) => r.bottom)) - box.top + body.scrollTop;
+  const view = body.clientHeight;
+  const from = body.scrollTop, to = from + view;
+  let next = from;
+  if (bottom - top > view) next = top - 4;                               // the first ones, from the top
+  else if (top < from || bottom > to) next = centre ? (top + bottom - view) / 2 : (top < from ? top - 4 : bottom - view + 4);
+  next = Math.max(0, Math.min(next, body.scrollHeight - view));
+  if (Math.abs(next - from) >= 1) body.scrollTop = next;
+  const end = next + view;
+  return rects.filter((r) => r.bottom - box.top + from > end + 1).length;
+}
+
+/** The badge of a pane that says how many of the new entries are below its fold, and
+ * scrolls to them when clicked. `say(n)` is the text for n entries (null hides it). */
+export function belowBadge(paneEl, body) {
+  const badge = h("button", { class: "dl-below", type: "button", hidden: true, title: "scroll down to them" });
+  badge.addEventListener("click", (e) => {
+    e.stopPropagation();
+    body.scrollTop += body.clientHeight * 0.8;
+  });
+  paneEl.append(badge);
+  return (text) => {
+    if (text == null) {
+      if (!badge.hidden) badge.hidden = true;
+      return;
+    }
+    if (badge.textContent !== text) badge.textContent = text;
+    if (badge.hidden) badge.hidden = false;
+  };
+}
+
 // ---- js/panes/source.js ----------------------------------------------------------------------
 
 // The source pane: the code running at the step, the current line marked, and the line of
 // the graph break once the break has happened; a long source shows a window around it.
 
-export const SOURCE_WINDOW = 40;     // longer sources show this many lines around the current one
+export const SOURCE_WINDOW = 400;    // longer sources show this many lines around the current one
 
 /** The source of the code running at step i: a window of rows around the current line,
  * the line of the graph break marked once the break has happened. */
@@ -1222,7 +1276,12 @@ export function sourcePane() {
     ].filter(Boolean));
   }
 
-  return { el: p.el, selectCompile: () => resetPane(p), paint };
+  /** After every pane has painted: the current line scrolled into the pane's view. */
+  function reveal() {
+    scrollIntoPane(p.body, [p.body.querySelector(".dl-row.dl-current")], { centre: true });
+  }
+
+  return { el: p.el, selectCompile: () => resetPane(p), paint, reveal };
 }
 
 // ---- js/bytecode.js --------------------------------------------------------------------------
@@ -1300,8 +1359,9 @@ export function codeListing(code) {
 // The bytecode pane: the code running at the step as Dynamo walks it, the current
 // instruction marked; where Dynamo cleaned it, the original `dis` beside it, row by row.
 
-export const BYTECODE_BEFORE = 8;    // instructions shown above the current one
-export const BYTECODE_AFTER = 16;    // ... and below it
+// The pane scrolls to the current instruction; a long code shows a window around it.
+export const BYTECODE_BEFORE = 60;   // instructions shown above the current one
+export const BYTECODE_AFTER = 120;   // ... and below it
 
 /** The bytecode of the code running at step i, as Dynamo walks it, the current
  * instruction marked; where Dynamo cleaned it, the original `dis` beside it, aligned. */
@@ -1382,7 +1442,12 @@ export function bytecodePane() {
     ].filter(Boolean));
   }
 
-  return { el: p.el, selectCompile: () => resetPane(p), paint };
+  /** After every pane has painted: the current instruction scrolled into the pane's view. */
+  function reveal() {
+    scrollIntoPane(p.body, [p.body.querySelector(".dl-row.dl-current")], { centre: true });
+  }
+
+  return { el: p.el, selectCompile: () => resetPane(p), paint, reveal };
 }
 
 // ---- js/panes/stack.js -----------------------------------------------------------------------
@@ -1459,7 +1524,191 @@ export function stackPane() {
       varItem(e.v, `${e.name}=${s.locals[e.name]}`, e.name, e.isNew, flashed))));
   }
 
-  return { el: p.el, selectCompile: () => resetPane(p), paint };
+  /** After every pane has painted: what the step pushed or stored (or a followed source)
+   * scrolled into the pane's view. */
+  function reveal() {
+    const marked = [...p.body.querySelectorAll("li.dl-flash")];
+    scrollIntoPane(p.body, marked.length ? marked : [...p.body.querySelectorAll("li.dl-new")]);
+  }
+
+  return { el: p.el, selectCompile: () => resetPane(p), paint, reveal };
+}
+
+// ---- js/zoom.js ------------------------------------------------------------------------------
+
+// Zoom and pan of a drawing inside its pane (the FX graph): the wheel zooms about the
+// pointer, a drag pans, the keys + − 0 and Shift+arrows do both (controls.js), and the
+// drawing follows the node a step made. Where the drawing is larger than the pane, an
+// overview in its corner shows the whole of it, the pane's part framed; a click there
+// looks at that place.
+//
+// A drawing here is {root (the svg), view (the <g> the transform goes on), width, height,
+// boxes (per node: [x0, y0, x1, y1] in drawing units), order, shown (how many nodes, in
+// order, are revealed)}: the graph pane makes it (panes/graph.js).
+
+const ZOOM_STEP = 1.25;        // one key press or wheel notch
+const MIN_SCALE = 0.05, MAX_SCALE = 4;
+const START_SCALE = 1.25;      // the scale a compile opens at: labels of about 12 px
+const MINIMAP = 160;           // px: the overview's longer side
+
+/** The camera of the drawing shown in `box` (a div that clips it). Returns {overview (an
+ * element to put beside box), show(drawing), reveal(target, fit), zoom(how)}. */
+export function zoomable(box) {
+  const canvas = h("canvas", { class: "dl-overview", width: 1, height: 1 });
+  const frame = h("div", { class: "dl-overview-frame" });
+  const overview = h("div", { class: "dl-overview-box", hidden: true, title: "the whole graph: click to look there" }, canvas, frame);
+  let d = null, cam = { s: START_SCALE, x: 8, y: 8 };   // screen = drawing * s + (x, y)
+  let moved = false, dotted = 0, target = null;
+
+  function show(drawing) {
+    d = drawing;
+    cam = { s: START_SCALE, x: 8, y: 8 };
+    moved = false;
+    dotted = 0;
+    canvas.width = canvas.height = 1;
+    overview.hidden = true;
+  }
+
+  function apply() {
+    if (!d) return;
+    d.view.setAttribute("transform", `translate(${cam.x.toFixed(1)},${cam.y.toFixed(1)}) scale(${cam.s.toFixed(4)})`);
+    paintOverview();
+  }
+
+  function centreOn(node, always) {
+    const b = d.boxes[node];
+    if (!b) return;
+    const w = box.clientWidth, hgt = box.clientHeight;
+    const cx = (b[0] + b[2]) / 2 * cam.s + cam.x, cy = (b[1] + b[3]) / 2 * cam.s + cam.y;
+    // Only when it is not well inside the pane already: small steps keep the picture still.
+    if (!always && cx > w * 0.15 && cx < w * 0.85 && cy > hgt * 0.15 && cy < hgt * 0.85) return;
+    cam.x = w / 2 - (b[0] + b[2]) / 2 * cam.s;
+    cam.y = hgt / 2 - (b[1] + b[3]) / 2 * cam.s;
+  }
+
+  /** After a step painted: the whole drawing (fit), or node `node` (the new or followed
+   * one) brought to the middle if it is near an edge or outside. */
+  function reveal(node, fit) {
+    if (!d || box.hidden || !box.clientWidth || !box.clientHeight) return;
+    const w = box.clientWidth, hgt = box.clientHeight;
+    target = node;
+    if (fit) {
+      const s = Math.min(MAX_SCALE, Math.max(MIN_SCALE, Math.min((w - 16) / (d.width || 1), (hgt - 16) / (d.height || 1))));
+      cam = { s, x: (w - d.width * s) / 2, y: Math.max(8, (hgt - d.height * s) / 2) };
+    } else if (node != null) {
+      centreOn(node, false);
+    } else if (!moved) {   // a first look: the top of the drawing, centred across
+      cam.x = Math.max(8, (w - d.width * cam.s) / 2);
+      moved = true;
+    }
+    apply();
+  }
+
+  function zoomAt(factor, px, py) {
+    const s = Math.min(MAX_SCALE, Math.max(MIN_SCALE, cam.s * factor));
+    cam.x = px - (px - cam.x) * (s / cam.s);
+    cam.y = py - (py - cam.y) * (s / cam.s);
+    cam.s = s;
+    moved = true;
+    apply();
+  }
+
+  /** "in", "out", "reset" (the first scale, on the node last followed), or a pan:
+   * "left", "right", "up", "down". */
+  function zoom(how) {
+    if (!d || box.hidden) return;
+    const w = box.clientWidth, hgt = box.clientHeight, pan = Math.max(w, hgt) * 0.2;
+    if (how === "in") zoomAt(ZOOM_STEP, w / 2, hgt / 2);
+    else if (how === "out") zoomAt(1 / ZOOM_STEP, w / 2, hgt / 2);
+    else if (how === "reset") {
+      cam.s = START_SCALE;
+      if (target != null) centreOn(target, true);
+      else cam = { s: START_SCALE, x: Math.max(8, (w - d.width * START_SCALE) / 2), y: 8 };
+      apply();
+    } else {
+      cam.x += how === "left" ? pan : how === "right" ? -pan : 0;
+      cam.y += how === "up" ? pan : how === "down" ? -pan : 0;
+      moved = true;
+      apply();
+    }
+  }
+
+  box.addEventListener("wheel", (e) => {
+    if (!d) return;
+    e.preventDefault();
+    const r = box.getBoundingClientRect();
+    zoomAt(e.deltaY < 0 ? ZOOM_STEP : 1 / ZOOM_STEP, e.clientX - r.left, e.clientY - r.top);
+  }, { passive: false });
+
+  let drag = null;
+  box.addEventListener("pointerdown", (e) => {
+    if (d && e.button === 0) drag = { x: e.clientX, y: e.clientY, cx: cam.x, cy: cam.y, far: false };
+  });
+  box.addEventListener("pointermove", (e) => {
+    if (!drag) return;
+    const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
+    if (!drag.far && Math.abs(dx) + Math.abs(dy) < 4) return;
+    if (!drag.far && box.setPointerCapture) box.setPointerCapture(e.pointerId);
+    drag.far = true;
+    cam.x = drag.cx + dx;
+    cam.y = drag.cy + dy;
+    moved = true;
+    apply();
+  });
+  const endDrag = (e) => {
+    if (drag && drag.far) {
+      if (box.releasePointerCapture) box.releasePointerCapture(e.pointerId);
+      // The click that ends a drag is not a click on a node.
+      const swallow = (ev) => { ev.stopPropagation(); ev.preventDefault(); };
+      box.addEventListener("click", swallow, { capture: true, once: true });
+      setTimeout(() => box.removeEventListener("click", swallow, { capture: true }), 0);
+    }
+    drag = null;
+  };
+  box.addEventListener("pointerup", endDrag);
+  box.addEventListener("pointercancel", endDrag);
+
+  /** Shown while the drawing is larger than the pane: the revealed nodes as dots (drawn
+   * as they appear), the pane's part of the drawing as a frame. */
+  function paintOverview() {
+    const w = box.clientWidth, hgt = box.clientHeight;
+    const big = d.width * cam.s > w + 1 || d.height * cam.s > hgt + 1;
+    if (overview.hidden === big) overview.hidden = !big;
+    if (!big) return;
+    const m = MINIMAP / Math.max(d.width, d.height, 1);
+    const ow = Math.max(8, Math.round(d.width * m)), oh = Math.max(8, Math.round(d.height * m));
+    if (canvas.width !== ow || canvas.height !== oh) {
+      canvas.width = ow; canvas.height = oh;
+      dotted = 0;
+    }
+    const ctx = canvas.getContext && canvas.getContext("2d");
+    if (ctx) {
+      if (d.shown < dotted) { ctx.clearRect(0, 0, ow, oh); dotted = 0; }
+      ctx.fillStyle = getComputedStyle(canvas).color || "#888";
+      for (let r = dotted; r < d.shown; r++) {
+        const b = d.boxes[d.order[r]];
+        if (b) ctx.fillRect(b[0] * m, b[1] * m, Math.max(1.5, (b[2] - b[0]) * m), Math.max(1.5, (b[3] - b[1]) * m));
+      }
+      dotted = d.shown;
+    }
+    Object.assign(frame.style, {
+      left: `${(-cam.x / cam.s * m).toFixed(1)}px`, top: `${(-cam.y / cam.s * m).toFixed(1)}px`,
+      width: `${(w / cam.s * m).toFixed(1)}px`, height: `${(hgt / cam.s * m).toFixed(1)}px`,
+    });
+  }
+
+  overview.addEventListener("click", (e) => {
+    e.stopPropagation();
+    if (!d) return;
+    const r = canvas.getBoundingClientRect();
+    const m = MINIMAP / Math.max(d.width, d.height, 1);
+    cam.x = box.clientWidth / 2 - (e.clientX - r.left) / m * cam.s;
+    cam.y = box.clientHeight / 2 - (e.clientY - r.top) / m * cam.s;
+    moved = true;
+    apply();
+  });
+
+  return { overview, show, reveal, zoom };
 }
 
 // ---- js/panes/graph.js -----------------------------------------------------------------------
@@ -1487,40 +1736,67 @@ function nodeTip(c, k) {
     (node.in_graph ? "" : " (not in the final graph)") + ` · made at step ${nodeStep(c, k)}: click to go there`;
 }
 
-/** The whole drawing, every node and edge hidden: what painting a step reveals. */
+const EAGER_NODES = 2000;   // a larger graph makes each node's elements when it is first revealed
+
+/** A node's box in graph coordinates, from its outline: [x0, y0, x1, y1]. */
+function boxOf(n) {
+  const [kind, ...geo] = n.shape;
+  if (kind === "ellipse") return [geo[0] - geo[2], geo[1] - geo[3], geo[0] + geo[2], geo[1] + geo[3]];
+  const nums = String(geo[0] || "").match(/-?\d+(?:\.\d+)?/g);
+  if (!nums || nums.length < 2) {
+    const [x, y] = (n.text && n.text[0]) || [0, 0];
+    return [x - 20, y - 10, x + 20, y + 10];
+  }
+  let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+  for (let j = 0; j + 1 < nums.length; j += 2) {
+    const x = Number(nums[j]), y = Number(nums[j + 1]);
+    if (x < x0) x0 = x; if (x > x1) x1 = x;
+    if (y < y0) y0 = y; if (y > y1) y1 = y;
+  }
+  return [x0, y0, x1, y1];
+}
+
+/** The drawing of a compile's graph: every node and edge hidden, made at once for a graph
+ * of up to EAGER_NODES nodes and otherwise as each is first revealed (so a 20,000-node
+ * graph paints its first step at once). One `<g>` holds it all and carries the zoom and
+ * pan as a transform. */
 function makeDrawing(c, g) {
   const { order, rank } = nodeOrder(c);
+  const layoutOf = new Array(c.nodes.length);
+  for (const n of g.nodes) layoutOf[n.node] = n;
+  const boxes = c.nodes.map((_, k) => (layoutOf[k] ? boxOf(layoutOf[k]) : null));
   const nodeEls = new Array(c.nodes.length);
   const outlines = new Array(c.nodes.length);
   const renamed = [];
-  const edgesAt = c.nodes.map(() => []);
-  const root = svgElement("svg", {
-    viewBox: `0 0 ${g.width} ${g.height}`, width: `${g.width}pt`, height: `${g.height}pt`,
-    role: "img", "aria-label": "the FX graph",
-  });
+  const edgesAt = order.map(() => []);   // per rank: the edges revealed with that node
+  for (const e of g.edges) edgesAt[Math.max(rank[e.tail], rank[e.head])].push(e);
+  const root = svgElement("svg", { class: "dl-graph-svg", role: "img", "aria-label": "the FX graph" });
+  const view = svgElement("g", { class: "dl-view" });
   const edges = svgElement("g", { class: "dl-edges" });
-  for (const e of g.edges) {
-    const el = svgElement("g", { class: "edge" }, svgElement("path", { d: e.path, fill: "none" }),
-      e.arrow ? svgElement("polygon", { points: e.arrow }) : null);
-    el.style.display = "none";
-    edgesAt[Math.max(rank[e.tail], rank[e.head])].push(el);
-    edges.append(el);
-  }
   const nodes = svgElement("g", { class: "dl-nodes" });
-  for (const n of g.nodes) {
-    const node = c.nodes[n.node];
+  // New and linked-to nodes are outlined on a layer of their own, above the drawing:
+  // the nodes themselves never change class, so marking them restyles nothing else.
+  const marks = svgElement("g", { class: "dl-marks" });
+  view.append(edges, nodes, marks);
+  root.append(view);
+  const made = new Uint8Array(order.length);
+  const edgeEls = order.map(() => []);
+
+  function makeNode(k) {
+    const n = layoutOf[k];
+    const node = c.nodes[k];
     const [kind, ...geo] = n.shape;
     let outline = null;
     if (kind === "ellipse") outline = svgElement("ellipse", { cx: geo[0], cy: geo[1], rx: geo[2], ry: geo[3] });
     else if (kind === "path") outline = svgElement("path", { d: geo[0] });
     else if (kind === "polygon") outline = svgElement("polygon", { points: geo[0] });
-    const el = svgElement("g", {
-      class: `node dl-op-${node.op}${node.in_graph ? "" : " dl-dropped"}`, "data-node": n.node,
-      tabindex: 0, role: "button", "aria-label": nodeTip(c, n.node),   // Enter follows it (viewer.js)
-    });
+    const small = node.op === "placeholder" || node.op === "get_attr";
+    const el = svgElement("g", { class: `node dl-op-${node.op}${small ? " dl-small" : ""}${node.in_graph ? "" : " dl-dropped"}`, "data-node": k });
     const tip = svgElement("title");
-    tip.textContent = nodeTip(c, n.node);
+    tip.textContent = nodeTip(c, k);
     el.append(tip);
+    // Reached with Tab and followed with Enter (viewer.js): keyboard-only provenance.
+    for (const [a, v] of [["tabindex", "0"], ["role", "button"], ["aria-label", tip.textContent]]) el.setAttribute(a, v);
     if (outline) el.append(outline);
     n.text.forEach(([x, y], line) => {
       const t = svgElement("text", { x, y, "text-anchor": "middle" });
@@ -1531,15 +1807,31 @@ function makeDrawing(c, g) {
       }
     });
     el.style.display = "none";
-    nodeEls[n.node] = el;
-    outlines[n.node] = outline;
+    nodeEls[k] = el;
+    outlines[k] = outline;
     nodes.append(el);
   }
-  // New and linked-to nodes are outlined on a layer of their own, above the drawing:
-  // the nodes themselves never change class, so marking them restyles nothing else.
-  const marks = svgElement("g", { class: "dl-marks" });
-  root.append(edges, nodes, marks);
-  return { root, byRank: order.map((k) => nodeEls[k]), edgesAt: order.map((k, r) => edgesAt[r]), renamed, outlines, marks, shown: 0 };
+
+  /** Make the elements of the node of rank r and of the edges revealed with it. */
+  function ensure(r) {
+    if (made[r]) return;
+    made[r] = 1;
+    const k = order[r];
+    if (layoutOf[k]) makeNode(k);
+    for (const e of edgesAt[r]) {
+      const el = svgElement("g", { class: "edge" }, svgElement("path", { d: e.path, fill: "none" }),
+        e.arrow ? svgElement("polygon", { points: e.arrow }) : null);
+      el.style.display = "none";
+      edgeEls[r].push(el);
+      edges.append(el);
+    }
+  }
+  if (order.length <= EAGER_NODES) for (let r = 0; r < order.length; r++) ensure(r);
+
+  return {
+    root, view, order, nodeEls, edgeEls, ensure, renamed, outlines, marks, boxes, shown: 0,
+    width: g.width, height: g.height,
+  };
 }
 
 /** The graph's Python code, each node's name a link to the step that made it. */
@@ -1557,14 +1849,17 @@ function codeRows(c) {
   });
 }
 
-/** The pane. selectCompile({c, k, layout}); paint(view) with view {c, k, i, flash, fit}. */
+/** The pane. selectCompile({c, k, layout}); paint(view) with view {c, k, i, flash, fit};
+ * reveal() after every pane painted (the new or followed node centred, zoom.js); zoom(how)
+ * zooms or pans the drawing. */
 export function graphPane() {
   const p = pane("dl-graph", "FX graph");
-  const drawing = h("div", { class: "dl-drawing" });
+  const drawing = h("div", { class: "dl-drawing", title: "wheel: zoom · drag: pan · keys: + − 0, Shift+arrows" });
+  const camera = zoomable(drawing);
   const listing = h("div", { class: "dl-graph-text" });
   const graphCode = h("details", { class: "dl-graph-code" });
-  p.body.replaceChildren(drawing, listing, graphCode);
-  let c = null, k = -1, layout = {}, drawn = null, codeOf = -1;
+  p.body.replaceChildren(drawing, camera.overview, listing, graphCode);
+  let c = null, k = -1, layout = {}, drawn = null, codeOf = -1, fit = false, target = null;
 
   function paintCode() {   // on demand: when the details are open
     if (!graphCode.open || !c.graph_code || codeOf === k) return;
@@ -1584,19 +1879,29 @@ export function graphPane() {
       drawn = makeDrawing(c, layout);
       drawing.append(drawn.root);
     }
+    camera.show(drawn);
     graphCode.replaceChildren(h("summary", null, "the graph's Python code"));
     graphCode.hidden = !c.graph_code;
     codeOf = -1;
     paintCode();
   }
 
-  function paint({ i, flash, fit }) {
+  function paint({ i, flash, fit: fitOn }) {
     const { shown, total, fresh, names } = graphView(c, i);
-    drawing.classList.toggle("dl-fit", !!fit);
+    fit = !!fitOn;
+    drawing.classList.toggle("dl-fit", fit);
     p.head.replaceChildren("FX graph ", h("span", { class: "dl-dim" },
       ` · ${shown} of ${total} node(s)`, names.length ? [" · new: ", commaList(names)] : ""));
-    if (drawn) paintDrawing(drawn, c, i, shown, fresh, flash && flash.node != null ? flash.node : null);
+    const flashed = flash && flash.node != null ? flash.node : null;
+    target = flashed ?? (fresh.length ? fresh[fresh.length - 1] : null);
+    if (drawn) paintDrawing(drawn, c, i, shown, fresh, flashed);
     else paintListing(shown, fresh, i);
+  }
+
+  /** After every pane has painted: the new or followed node in view. */
+  function reveal() {
+    if (drawn) camera.reveal(target, fit);
+    else if (!listing.hidden) scrollIntoPane(p.body, [...listing.querySelectorAll("li.dl-new")]);
   }
 
   function paintListing(shown, fresh, i) {
@@ -1617,7 +1922,7 @@ export function graphPane() {
       items.length ? h("ul", { class: "dl-list" }, items) : h("div", { class: "dl-faint" }, "(no nodes yet)"));
   }
 
-  return { el: p.el, selectCompile, paint };
+  return { el: p.el, selectCompile, paint, reveal, zoom: camera.zoom };
 }
 
 /** Reveal the nodes and edges that exist at step i, outline the new and the linked-to ones,
@@ -1626,8 +1931,10 @@ function paintDrawing(d, c, i, shown, fresh, flashed) {
   const lo = Math.min(d.shown, shown), hi = Math.max(d.shown, shown);
   for (let r = lo; r < hi; r++) {
     const display = r < shown ? "" : "none";
-    d.byRank[r].style.display = display;
-    for (const e of d.edgesAt[r]) e.style.display = display;
+    if (r < shown) d.ensure(r);
+    const el = d.nodeEls[d.order[r]];
+    if (el) el.style.display = display;
+    for (const e of d.edgeEls[r]) e.style.display = display;
   }
   d.shown = shown;
   const mark = (k, cls) => ({
@@ -1649,25 +1956,30 @@ function paintDrawing(d, c, i, shown, fresh, flashed) {
 
 // ---- js/panes/guards.js ----------------------------------------------------------------------
 
-// The guards pane: the guards installed so far, the new ones marked. Ambient guards are
-// folded, the recent ones the code installed are listed and earlier ones counted, and at
-// the last step those added after tracing follow. A guard links (`data-guard`) to the
+// The guards pane: the guards installed so far, newest first, the new ones marked and
+// scrolled into view (a badge counts those below the fold). Those added after tracing come
+// first at the last step, then the recent ones the code installed; earlier ones are
+// counted and the ambient ones folded at the end. A guard links (`data-guard`) to the
 // step that installed it.
 
 export const RECENT_GUARDS = 40;     // guards listed in full; earlier ones are counted
 
-/** The guards listed at step i: the ambient ones (folded), how many earlier ones are only
- * counted, the recent ones the code installed, and at the last step those added after. */
+/** The guards listed at step i, newest first: those added after tracing (at the last
+ * step), the recent ones the code installed, how many earlier ones are only counted, and
+ * the ambient ones (folded). */
 export function guardsView(c, i) {
   const groups = guardGroups(c);
   const n = guardsAt(c, i);
   const atEnd = !c.steps.length || i === lastStep(c);
   const installed = groups.stepped.slice(0, n);
-  const shown = installed.slice(-RECENT_GUARDS);
+  const shown = installed.slice(-RECENT_GUARDS).reverse();
+  // A step that installs more guards than are listed still lists every one of its own.
+  let k = installed.length - shown.length - 1;
+  while (k >= 0 && c.steps.length > 0 && c.guard_details[installed[k]].step === i) shown.push(installed[k--]);
   return {
     ambient: groups.ambient,
-    earlier: installed.length - shown.length,
-    shown: shown.map((k) => ({ k, isNew: c.steps.length > 0 && c.guard_details[k].step === i })),
+    earlier: k + 1,
+    shown: shown.map((g) => ({ k: g, isNew: c.steps.length > 0 && c.guard_details[g].step === i })),
     after: atEnd ? groups.after : [],
     total: groups.ambient.length + n + (atEnd ? groups.after.length : 0),
   };
@@ -1706,12 +2018,16 @@ function guardItem(c, k, isNew, flashed) {
 /** The pane. view: {c, k, i, flash ({guard} when a link led here)}. */
 export function guardsPane() {
   const p = pane("dl-guards", "Guards");
+  const badge = belowBadge(p.el, p.body);
+  let fresh = 0;   // how many guards the step shown installed
 
   function paint({ c, k, i, flash }) {
     const view = guardsView(c, i);
     const flashed = flash && flash.guard != null ? flash.guard : null;
-    setTitle(p, `${k}|${view.total}`, () =>
-      ["Guards ", h("span", { class: "dl-dim" }, `· ${view.total} installed so far (${view.ambient.length} ambient)`)]);
+    fresh = view.shown.filter((g) => g.isNew).length;
+    setTitle(p, `${k}|${view.total}|${fresh}`, () =>
+      ["Guards ", h("span", { class: "dl-dim" }, `· ${view.total} installed so far (${view.ambient.length} ambient)` +
+        (fresh ? ` · ${fresh} new` : ""), " · newest first")]);
     let shown = view.shown;
     // A guard reached through a link is shown even when it is older than the recent ones.
     if (flashed != null && !shown.some((g) => g.k === flashed) && guardStep(c, flashed) != null && guardStep(c, flashed) <= i) {
@@ -1720,22 +2036,36 @@ export function guardsPane() {
     const list = part(p, "list", () => h("ul", { class: "dl-list" }));
     const after = part(p, "after", () => h("ul", { class: "dl-list" }));
     sync(p.body, [
+      view.after.length ? { key: "after-title", make: () => h("div", { class: "dl-subtitle" }, "After tracing") } : null,
+      view.after.length ? { key: "after", make: () => after } : null,
+      view.after.length && shown.length ? { key: "traced-title", make: () => h("div", { class: "dl-subtitle" }, "Installed while tracing") } : null,
+      shown.length ? { key: "list", make: () => list } : null,
+      !shown.length && !view.after.length ? textRow("dl-faint", "No guards installed by the traced code yet.") : null,
+      view.earlier ? textRow("dl-more dl-faint", `… ${view.earlier} earlier guard(s); all of them are in the guard tree below`) : null,
       view.ambient.length ? {
         key: `ambient:${k}`, make: () => h("details", { class: "dl-ambient" },
           h("summary", null, `${view.ambient.length} ambient guard(s), installed before the first instruction`),
           h("ul", { class: "dl-list" }, view.ambient.map((j) => guardItem(c, j, false, null).make()))),
       } : null,
-      view.earlier ? textRow("dl-more dl-faint", `… ${view.earlier} earlier guard(s); all of them are in the guard tree below`) : null,
-      shown.length ? { key: "list", make: () => list } : null,
-      !shown.length && !view.after.length ? textRow("dl-faint", "No guards installed by the traced code yet.") : null,
-      view.after.length ? { key: "after-title", make: () => h("div", { class: "dl-subtitle" }, "After tracing") } : null,
-      view.after.length ? { key: "after", make: () => after } : null,
     ].filter(Boolean));
     sync(list, shown.map((g) => guardItem(c, g.k, g.isNew, flashed)));
     sync(after, view.after.map((j) => guardItem(c, j, false, flashed)));
   }
 
-  return { el: p.el, selectCompile: () => resetPane(p), paint };
+  /** After every pane has painted: the followed guard, or the new ones, in view; the
+   * badge says how many new ones stay below. With nothing new the list stays put. */
+  function reveal() {
+    const flashed = [...p.body.querySelectorAll("li.dl-flash")];
+    const marked = flashed.length ? flashed : [...p.body.querySelectorAll("li.dl-new")];
+    if (!marked.length) {
+      badge(null);
+      return;
+    }
+    const below = scrollIntoPane(p.body, marked);
+    badge(below && !flashed.length ? `${plural(below, "more new guard")} ↓` : null);
+  }
+
+  return { el: p.el, selectCompile: () => resetPane(p), paint, reveal };
 }
 
 // ---- js/panes/details.js ---------------------------------------------------------------------
@@ -1980,10 +2310,10 @@ export class Viewer {
       case "return": this.back(); break;
       case "play": this.playing ? this.stopPlay() : this.play(); break;
       case "predict": this.setPredict(!this.predict.on, true); break;
-      case "fit": this.fit = !this.fit; this.paintControls(); this.panes.graph.paint(this.view()); break;
+      case "fit": this.fit = !this.fit; this.paintControls(); this.panes.graph.paint(this.view()); this.panes.graph.reveal(); break;
       case "reveal": this.reveal(); break;
       case "skip": this.go(k, i + 1); break;
-      default: break;
+      default: if (/^(zoom|pan)-/.test(action)) { this.fit = false; this.paintControls(); this.panes.graph.zoom(action.slice(action.indexOf("-") + 1)); } break;
     }
   }
 
@@ -2087,6 +2417,7 @@ export class Viewer {
     this.controls.paint(view);
     for (const pane of Object.values(this.panes)) pane.paint(view);
     this.paintPredict();
+    for (const pane of Object.values(this.panes)) if (pane.reveal) pane.reveal();   // writes done: scroll into view
   }
 
   paintControls() {

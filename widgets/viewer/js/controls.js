@@ -11,7 +11,11 @@ import { stepSpoken } from "./help.js";
 export const KEYS = {
   ArrowRight: "forward", ArrowLeft: "back", Home: "first", End: "last",
   l: "line", n: "node", g: "guard", b: "break", Backspace: "return", p: "predict", " ": "play",
+  "+": "zoom-in", "=": "zoom-in", "-": "zoom-out", "0": "zoom-reset",
 };
+
+/** Shift+arrow pans the graph (a plain arrow steps). */
+const PAN_KEYS = { ArrowLeft: "pan-left", ArrowRight: "pan-right", ArrowUp: "pan-up", ArrowDown: "pan-down" };
 
 /** What a key press on the viewer asks for: an action, {chip: n} (the n-th choice of the
  * question, keys 1-9), or null. A key the viewer uses is kept from JupyterLab (an arrow
@@ -38,6 +42,7 @@ export function keyAction(e, asking) {
     if (e.key === "s" || e.key === "S") return "skip";
     if (/^[1-9]$/.test(e.key)) return { chip: Number(e.key) };
   }
+  if (e.shiftKey && PAN_KEYS[e.key]) return PAN_KEYS[e.key];
   return KEYS[e.key.length === 1 ? e.key.toLowerCase() : e.key] || null;
 }
 
@@ -53,7 +58,7 @@ const BUTTONS = [   // [action, label, title, class]
   ["break", "graph break", "the step where the graph break happened (B)", "dl-graph-break"],
   ["return", "return", "return to where you were before the last jump (Backspace)", "dl-return"],
   ["predict", "predict", "predict mode: before each step forward, say what the instruction will do (P)", "dl-predict-toggle"],
-  ["fit", "fit graph", "shrink the FX graph to the width of its pane", "dl-fit-graph"],
+  ["fit", "fit graph", "show the whole FX graph in its pane; off, the graph follows each new node (+ − 0 zoom, Shift+arrows pan)", "dl-fit-graph"],
 ];
 
 function pressed(button, on) {   // a toggle's state, written only when it changes

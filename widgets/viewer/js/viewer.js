@@ -181,10 +181,10 @@ export class Viewer {
       case "return": this.back(); break;
       case "play": this.playing ? this.stopPlay() : this.play(); break;
       case "predict": this.setPredict(!this.predict.on, true); break;
-      case "fit": this.fit = !this.fit; this.paintControls(); this.panes.graph.paint(this.view()); break;
+      case "fit": this.fit = !this.fit; this.paintControls(); this.panes.graph.paint(this.view()); this.panes.graph.reveal(); break;
       case "reveal": this.reveal(); break;
       case "skip": this.go(k, i + 1); break;
-      default: break;
+      default: if (/^(zoom|pan)-/.test(action)) { this.fit = false; this.paintControls(); this.panes.graph.zoom(action.slice(action.indexOf("-") + 1)); } break;
     }
   }
 
@@ -288,6 +288,7 @@ export class Viewer {
     this.controls.paint(view);
     for (const pane of Object.values(this.panes)) pane.paint(view);
     this.paintPredict();
+    for (const pane of Object.values(this.panes)) if (pane.reveal) pane.reveal();   // writes done: scroll into view
   }
 
   paintControls() {

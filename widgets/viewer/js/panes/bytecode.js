@@ -3,9 +3,11 @@
 
 import { codeListing, walkedOf } from "../bytecode.js";
 import { crumbs, h, noSteps, pane, part, resetPane, setTitle, sync, textRow } from "../dom.js";
+import { scrollIntoPane } from "../scroll.js";
 
-export const BYTECODE_BEFORE = 8;    // instructions shown above the current one
-export const BYTECODE_AFTER = 16;    // ... and below it
+// The pane scrolls to the current instruction; a long code shows a window around it.
+export const BYTECODE_BEFORE = 60;   // instructions shown above the current one
+export const BYTECODE_AFTER = 120;   // ... and below it
 
 /** The bytecode of the code running at step i, as Dynamo walks it, the current
  * instruction marked; where Dynamo cleaned it, the original `dis` beside it, aligned. */
@@ -86,5 +88,10 @@ export function bytecodePane() {
     ].filter(Boolean));
   }
 
-  return { el: p.el, selectCompile: () => resetPane(p), paint };
+  /** After every pane has painted: the current instruction scrolled into the pane's view. */
+  function reveal() {
+    scrollIntoPane(p.body, [p.body.querySelector(".dl-row.dl-current")], { centre: true });
+  }
+
+  return { el: p.el, selectCompile: () => resetPane(p), paint, reveal };
 }

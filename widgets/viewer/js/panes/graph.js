@@ -6,6 +6,8 @@
 
 import { nameAt, nodeOrder, nodesAt, nodeStep } from "../recording.js";
 import { commaList, h, pane, svgElement, sync } from "../dom.js";
+import { scrollIntoPane } from "../scroll.js";
+import { zoomable } from "../zoom.js";
 
 /** How much of the graph exists at step i and which nodes this step added. */
 export function graphView(c, i) {
@@ -24,40 +26,67 @@ function nodeTip(c, k) {
     (node.in_graph ? "" : " (not in the final graph)") + ` · made at step ${nodeStep(c, k)}: click to go there`;
 }
 
-/** The whole drawing, every node and edge hidden: what painting a step reveals. */
+const EAGER_NODES = 2000;   // a larger graph makes each node's elements when it is first revealed
+
+/** A node's box in graph coordinates, from its outline: [x0, y0, x1, y1]. */
+function boxOf(n) {
+  const [kind, ...geo] = n.shape;
+  if (kind === "ellipse") return [geo[0] - geo[2], geo[1] - geo[3], geo[0] + geo[2], geo[1] + geo[3]];
+  const nums = String(geo[0] || "").match(/-?\d+(?:\.\d+)?/g);
+  if (!nums || nums.length < 2) {
+    const [x, y] = (n.text && n.text[0]) || [0, 0];
+    return [x - 20, y - 10, x + 20, y + 10];
+  }
+  let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+  for (let j = 0; j + 1 < nums.length; j += 2) {
+    const x = Number(nums[j]), y = Number(nums[j + 1]);
+    if (x < x0) x0 = x; if (x > x1) x1 = x;
+    if (y < y0) y0 = y; if (y > y1) y1 = y;
+  }
+  return [x0, y0, x1, y1];
+}
+
+/** The drawing of a compile's graph: every node and edge hidden, made at once for a graph
+ * of up to EAGER_NODES nodes and otherwise as each is first revealed (so a 20,000-node
+ * graph paints its first step at once). One `<g>` holds it all and carries the zoom and
+ * pan as a transform. */
 function makeDrawing(c, g) {
   const { order, rank } = nodeOrder(c);
+  const layoutOf = new Array(c.nodes.length);
+  for (const n of g.nodes) layoutOf[n.node] = n;
+  const boxes = c.nodes.map((_, k) => (layoutOf[k] ? boxOf(layoutOf[k]) : null));
   const nodeEls = new Array(c.nodes.length);
   const outlines = new Array(c.nodes.length);
   const renamed = [];
-  const edgesAt = c.nodes.map(() => []);
-  const root = svgElement("svg", {
-    viewBox: `0 0 ${g.width} ${g.height}`, width: `${g.width}pt`, height: `${g.height}pt`,
-    role: "img", "aria-label": "the FX graph",
-  });
+  const edgesAt = order.map(() => []);   // per rank: the edges revealed with that node
+  for (const e of g.edges) edgesAt[Math.max(rank[e.tail], rank[e.head])].push(e);
+  const root = svgElement("svg", { class: "dl-graph-svg", role: "img", "aria-label": "the FX graph" });
+  const view = svgElement("g", { class: "dl-view" });
   const edges = svgElement("g", { class: "dl-edges" });
-  for (const e of g.edges) {
-    const el = svgElement("g", { class: "edge" }, svgElement("path", { d: e.path, fill: "none" }),
-      e.arrow ? svgElement("polygon", { points: e.arrow }) : null);
-    el.style.display = "none";
-    edgesAt[Math.max(rank[e.tail], rank[e.head])].push(el);
-    edges.append(el);
-  }
   const nodes = svgElement("g", { class: "dl-nodes" });
-  for (const n of g.nodes) {
-    const node = c.nodes[n.node];
+  // New and linked-to nodes are outlined on a layer of their own, above the drawing:
+  // the nodes themselves never change class, so marking them restyles nothing else.
+  const marks = svgElement("g", { class: "dl-marks" });
+  view.append(edges, nodes, marks);
+  root.append(view);
+  const made = new Uint8Array(order.length);
+  const edgeEls = order.map(() => []);
+
+  function makeNode(k) {
+    const n = layoutOf[k];
+    const node = c.nodes[k];
     const [kind, ...geo] = n.shape;
     let outline = null;
     if (kind === "ellipse") outline = svgElement("ellipse", { cx: geo[0], cy: geo[1], rx: geo[2], ry: geo[3] });
     else if (kind === "path") outline = svgElement("path", { d: geo[0] });
     else if (kind === "polygon") outline = svgElement("polygon", { points: geo[0] });
-    const el = svgElement("g", {
-      class: `node dl-op-${node.op}${node.in_graph ? "" : " dl-dropped"}`, "data-node": n.node,
-      tabindex: 0, role: "button", "aria-label": nodeTip(c, n.node),   // Enter follows it (viewer.js)
-    });
+    const small = node.op === "placeholder" || node.op === "get_attr";
+    const el = svgElement("g", { class: `node dl-op-${node.op}${small ? " dl-small" : ""}${node.in_graph ? "" : " dl-dropped"}`, "data-node": k });
     const tip = svgElement("title");
-    tip.textContent = nodeTip(c, n.node);
+    tip.textContent = nodeTip(c, k);
     el.append(tip);
+    // Reached with Tab and followed with Enter (viewer.js): keyboard-only provenance.
+    for (const [a, v] of [["tabindex", "0"], ["role", "button"], ["aria-label", tip.textContent]]) el.setAttribute(a, v);
     if (outline) el.append(outline);
     n.text.forEach(([x, y], line) => {
       const t = svgElement("text", { x, y, "text-anchor": "middle" });
@@ -68,15 +97,31 @@ function makeDrawing(c, g) {
       }
     });
     el.style.display = "none";
-    nodeEls[n.node] = el;
-    outlines[n.node] = outline;
+    nodeEls[k] = el;
+    outlines[k] = outline;
     nodes.append(el);
   }
-  // New and linked-to nodes are outlined on a layer of their own, above the drawing:
-  // the nodes themselves never change class, so marking them restyles nothing else.
-  const marks = svgElement("g", { class: "dl-marks" });
-  root.append(edges, nodes, marks);
-  return { root, byRank: order.map((k) => nodeEls[k]), edgesAt: order.map((k, r) => edgesAt[r]), renamed, outlines, marks, shown: 0 };
+
+  /** Make the elements of the node of rank r and of the edges revealed with it. */
+  function ensure(r) {
+    if (made[r]) return;
+    made[r] = 1;
+    const k = order[r];
+    if (layoutOf[k]) makeNode(k);
+    for (const e of edgesAt[r]) {
+      const el = svgElement("g", { class: "edge" }, svgElement("path", { d: e.path, fill: "none" }),
+        e.arrow ? svgElement("polygon", { points: e.arrow }) : null);
+      el.style.display = "none";
+      edgeEls[r].push(el);
+      edges.append(el);
+    }
+  }
+  if (order.length <= EAGER_NODES) for (let r = 0; r < order.length; r++) ensure(r);
+
+  return {
+    root, view, order, nodeEls, edgeEls, ensure, renamed, outlines, marks, boxes, shown: 0,
+    width: g.width, height: g.height,
+  };
 }
 
 /** The graph's Python code, each node's name a link to the step that made it. */
@@ -94,14 +139,17 @@ function codeRows(c) {
   });
 }
 
-/** The pane. selectCompile({c, k, layout}); paint(view) with view {c, k, i, flash, fit}. */
+/** The pane. selectCompile({c, k, layout}); paint(view) with view {c, k, i, flash, fit};
+ * reveal() after every pane painted (the new or followed node centred, zoom.js); zoom(how)
+ * zooms or pans the drawing. */
 export function graphPane() {
   const p = pane("dl-graph", "FX graph");
-  const drawing = h("div", { class: "dl-drawing" });
+  const drawing = h("div", { class: "dl-drawing", title: "wheel: zoom · drag: pan · keys: + − 0, Shift+arrows" });
+  const camera = zoomable(drawing);
   const listing = h("div", { class: "dl-graph-text" });
   const graphCode = h("details", { class: "dl-graph-code" });
-  p.body.replaceChildren(drawing, listing, graphCode);
-  let c = null, k = -1, layout = {}, drawn = null, codeOf = -1;
+  p.body.replaceChildren(drawing, camera.overview, listing, graphCode);
+  let c = null, k = -1, layout = {}, drawn = null, codeOf = -1, fit = false, target = null;
 
   function paintCode() {   // on demand: when the details are open
     if (!graphCode.open || !c.graph_code || codeOf === k) return;
@@ -121,19 +169,29 @@ export function graphPane() {
       drawn = makeDrawing(c, layout);
       drawing.append(drawn.root);
     }
+    camera.show(drawn);
     graphCode.replaceChildren(h("summary", null, "the graph's Python code"));
     graphCode.hidden = !c.graph_code;
     codeOf = -1;
     paintCode();
   }
 
-  function paint({ i, flash, fit }) {
+  function paint({ i, flash, fit: fitOn }) {
     const { shown, total, fresh, names } = graphView(c, i);
-    drawing.classList.toggle("dl-fit", !!fit);
+    fit = !!fitOn;
+    drawing.classList.toggle("dl-fit", fit);
     p.head.replaceChildren("FX graph ", h("span", { class: "dl-dim" },
       ` · ${shown} of ${total} node(s)`, names.length ? [" · new: ", commaList(names)] : ""));
-    if (drawn) paintDrawing(drawn, c, i, shown, fresh, flash && flash.node != null ? flash.node : null);
+    const flashed = flash && flash.node != null ? flash.node : null;
+    target = flashed ?? (fresh.length ? fresh[fresh.length - 1] : null);
+    if (drawn) paintDrawing(drawn, c, i, shown, fresh, flashed);
     else paintListing(shown, fresh, i);
+  }
+
+  /** After every pane has painted: the new or followed node in view. */
+  function reveal() {
+    if (drawn) camera.reveal(target, fit);
+    else if (!listing.hidden) scrollIntoPane(p.body, [...listing.querySelectorAll("li.dl-new")]);
   }
 
   function paintListing(shown, fresh, i) {
@@ -154,7 +212,7 @@ export function graphPane() {
       items.length ? h("ul", { class: "dl-list" }, items) : h("div", { class: "dl-faint" }, "(no nodes yet)"));
   }
 
-  return { el: p.el, selectCompile, paint };
+  return { el: p.el, selectCompile, paint, reveal, zoom: camera.zoom };
 }
 
 /** Reveal the nodes and edges that exist at step i, outline the new and the linked-to ones,
@@ -163,8 +221,10 @@ function paintDrawing(d, c, i, shown, fresh, flashed) {
   const lo = Math.min(d.shown, shown), hi = Math.max(d.shown, shown);
   for (let r = lo; r < hi; r++) {
     const display = r < shown ? "" : "none";
-    d.byRank[r].style.display = display;
-    for (const e of d.edgesAt[r]) e.style.display = display;
+    if (r < shown) d.ensure(r);
+    const el = d.nodeEls[d.order[r]];
+    if (el) el.style.display = display;
+    for (const e of d.edgeEls[r]) e.style.display = display;
   }
   d.shown = shown;
   const mark = (k, cls) => ({

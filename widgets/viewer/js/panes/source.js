@@ -2,8 +2,9 @@
 // the graph break once the break has happened; a long source shows a window around it.
 
 import { crumbs, h, noSteps, pane, part, resetPane, setTitle, sync, textRow } from "../dom.js";
+import { scrollIntoPane } from "../scroll.js";
 
-export const SOURCE_WINDOW = 40;     // longer sources show this many lines around the current one
+export const SOURCE_WINDOW = 400;    // longer sources show this many lines around the current one
 
 /** The source of the code running at step i: a window of rows around the current line,
  * the line of the graph break marked once the break has happened. */
@@ -57,5 +58,10 @@ export function sourcePane() {
     ].filter(Boolean));
   }
 
-  return { el: p.el, selectCompile: () => resetPane(p), paint };
+  /** After every pane has painted: the current line scrolled into the pane's view. */
+  function reveal() {
+    scrollIntoPane(p.body, [p.body.querySelector(".dl-row.dl-current")], { centre: true });
+  }
+
+  return { el: p.el, selectCompile: () => resetPane(p), paint, reveal };
 }

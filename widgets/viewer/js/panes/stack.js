@@ -4,6 +4,7 @@
 
 import { frameLinks, stackChange } from "../recording.js";
 import { crumbs, h, noSteps, pane, part, resetPane, setTitle, sync, textRow } from "../dom.js";
+import { scrollIntoPane } from "../scroll.js";
 import { withSymbols } from "../help.js";
 
 /** The stack (top first) and the symbolic locals after step i, what changed marked. */
@@ -74,5 +75,12 @@ export function stackPane() {
       varItem(e.v, `${e.name}=${s.locals[e.name]}`, e.name, e.isNew, flashed))));
   }
 
-  return { el: p.el, selectCompile: () => resetPane(p), paint };
+  /** After every pane has painted: what the step pushed or stored (or a followed source)
+   * scrolled into the pane's view. */
+  function reveal() {
+    const marked = [...p.body.querySelectorAll("li.dl-flash")];
+    scrollIntoPane(p.body, marked.length ? marked : [...p.body.querySelectorAll("li.dl-new")]);
+  }
+
+  return { el: p.el, selectCompile: () => resetPane(p), paint, reveal };
 }

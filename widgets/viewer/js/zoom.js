@@ -1,0 +1,176 @@
+// Zoom and pan of a drawing inside its pane (the FX graph): the wheel zooms about the
+// pointer, a drag pans, the keys + − 0 and Shift+arrows do both (controls.js), and the
+// drawing follows the node a step made. Where the drawing is larger than the pane, an
+// overview in its corner shows the whole of it, the pane's part framed; a click there
+// looks at that place.
+//
+// A drawing here is {root (the svg), view (the <g> the transform goes on), width, height,
+// boxes (per node: [x0, y0, x1, y1] in drawing units), order, shown (how many nodes, in
+// order, are revealed)}: the graph pane makes it (panes/graph.js).
+
+import { h } from "./dom.js";
+
+const ZOOM_STEP = 1.25;        // one key press or wheel notch
+const MIN_SCALE = 0.05, MAX_SCALE = 4;
+const START_SCALE = 1.25;      // the scale a compile opens at: labels of about 12 px
+const MINIMAP = 160;           // px: the overview's longer side
+
+/** The camera of the drawing shown in `box` (a div that clips it). Returns {overview (an
+ * element to put beside box), show(drawing), reveal(target, fit), zoom(how)}. */
+export function zoomable(box) {
+  const canvas = h("canvas", { class: "dl-overview", width: 1, height: 1 });
+  const frame = h("div", { class: "dl-overview-frame" });
+  const overview = h("div", { class: "dl-overview-box", hidden: true, title: "the whole graph: click to look there" }, canvas, frame);
+  let d = null, cam = { s: START_SCALE, x: 8, y: 8 };   // screen = drawing * s + (x, y)
+  let moved = false, dotted = 0, target = null;
+
+  function show(drawing) {
+    d = drawing;
+    cam = { s: START_SCALE, x: 8, y: 8 };
+    moved = false;
+    dotted = 0;
+    canvas.width = canvas.height = 1;
+    overview.hidden = true;
+  }
+
+  function apply() {
+    if (!d) return;
+    d.view.setAttribute("transform", `translate(${cam.x.toFixed(1)},${cam.y.toFixed(1)}) scale(${cam.s.toFixed(4)})`);
+    paintOverview();
+  }
+
+  function centreOn(node, always) {
+    const b = d.boxes[node];
+    if (!b) return;
+    const w = box.clientWidth, hgt = box.clientHeight;
+    const cx = (b[0] + b[2]) / 2 * cam.s + cam.x, cy = (b[1] + b[3]) / 2 * cam.s + cam.y;
+    // Only when it is not well inside the pane already: small steps keep the picture still.
+    if (!always && cx > w * 0.15 && cx < w * 0.85 && cy > hgt * 0.15 && cy < hgt * 0.85) return;
+    cam.x = w / 2 - (b[0] + b[2]) / 2 * cam.s;
+    cam.y = hgt / 2 - (b[1] + b[3]) / 2 * cam.s;
+  }
+
+  /** After a step painted: the whole drawing (fit), or node `node` (the new or followed
+   * one) brought to the middle if it is near an edge or outside. */
+  function reveal(node, fit) {
+    if (!d || box.hidden || !box.clientWidth || !box.clientHeight) return;
+    const w = box.clientWidth, hgt = box.clientHeight;
+    target = node;
+    if (fit) {
+      const s = Math.min(MAX_SCALE, Math.max(MIN_SCALE, Math.min((w - 16) / (d.width || 1), (hgt - 16) / (d.height || 1))));
+      cam = { s, x: (w - d.width * s) / 2, y: Math.max(8, (hgt - d.height * s) / 2) };
+    } else if (node != null) {
+      centreOn(node, false);
+    } else if (!moved) {   // a first look: the top of the drawing, centred across
+      cam.x = Math.max(8, (w - d.width * cam.s) / 2);
+      moved = true;
+    }
+    apply();
+  }
+
+  function zoomAt(factor, px, py) {
+    const s = Math.min(MAX_SCALE, Math.max(MIN_SCALE, cam.s * factor));
+    cam.x = px - (px - cam.x) * (s / cam.s);
+    cam.y = py - (py - cam.y) * (s / cam.s);
+    cam.s = s;
+    moved = true;
+    apply();
+  }
+
+  /** "in", "out", "reset" (the first scale, on the node last followed), or a pan:
+   * "left", "right", "up", "down". */
+  function zoom(how) {
+    if (!d || box.hidden) return;
+    const w = box.clientWidth, hgt = box.clientHeight, pan = Math.max(w, hgt) * 0.2;
+    if (how === "in") zoomAt(ZOOM_STEP, w / 2, hgt / 2);
+    else if (how === "out") zoomAt(1 / ZOOM_STEP, w / 2, hgt / 2);
+    else if (how === "reset") {
+      cam.s = START_SCALE;
+      if (target != null) centreOn(target, true);
+      else cam = { s: START_SCALE, x: Math.max(8, (w - d.width * START_SCALE) / 2), y: 8 };
+      apply();
+    } else {
+      cam.x += how === "left" ? pan : how === "right" ? -pan : 0;
+      cam.y += how === "up" ? pan : how === "down" ? -pan : 0;
+      moved = true;
+      apply();
+    }
+  }
+
+  box.addEventListener("wheel", (e) => {
+    if (!d) return;
+    e.preventDefault();
+    const r = box.getBoundingClientRect();
+    zoomAt(e.deltaY < 0 ? ZOOM_STEP : 1 / ZOOM_STEP, e.clientX - r.left, e.clientY - r.top);
+  }, { passive: false });
+
+  let drag = null;
+  box.addEventListener("pointerdown", (e) => {
+    if (d && e.button === 0) drag = { x: e.clientX, y: e.clientY, cx: cam.x, cy: cam.y, far: false };
+  });
+  box.addEventListener("pointermove", (e) => {
+    if (!drag) return;
+    const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
+    if (!drag.far && Math.abs(dx) + Math.abs(dy) < 4) return;
+    if (!drag.far && box.setPointerCapture) box.setPointerCapture(e.pointerId);
+    drag.far = true;
+    cam.x = drag.cx + dx;
+    cam.y = drag.cy + dy;
+    moved = true;
+    apply();
+  });
+  const endDrag = (e) => {
+    if (drag && drag.far) {
+      if (box.releasePointerCapture) box.releasePointerCapture(e.pointerId);
+      // The click that ends a drag is not a click on a node.
+      const swallow = (ev) => { ev.stopPropagation(); ev.preventDefault(); };
+      box.addEventListener("click", swallow, { capture: true, once: true });
+      setTimeout(() => box.removeEventListener("click", swallow, { capture: true }), 0);
+    }
+    drag = null;
+  };
+  box.addEventListener("pointerup", endDrag);
+  box.addEventListener("pointercancel", endDrag);
+
+  /** Shown while the drawing is larger than the pane: the revealed nodes as dots (drawn
+   * as they appear), the pane's part of the drawing as a frame. */
+  function paintOverview() {
+    const w = box.clientWidth, hgt = box.clientHeight;
+    const big = d.width * cam.s > w + 1 || d.height * cam.s > hgt + 1;
+    if (overview.hidden === big) overview.hidden = !big;
+    if (!big) return;
+    const m = MINIMAP / Math.max(d.width, d.height, 1);
+    const ow = Math.max(8, Math.round(d.width * m)), oh = Math.max(8, Math.round(d.height * m));
+    if (canvas.width !== ow || canvas.height !== oh) {
+      canvas.width = ow; canvas.height = oh;
+      dotted = 0;
+    }
+    const ctx = canvas.getContext && canvas.getContext("2d");
+    if (ctx) {
+      if (d.shown < dotted) { ctx.clearRect(0, 0, ow, oh); dotted = 0; }
+      ctx.fillStyle = getComputedStyle(canvas).color || "#888";
+      for (let r = dotted; r < d.shown; r++) {
+        const b = d.boxes[d.order[r]];
+        if (b) ctx.fillRect(b[0] * m, b[1] * m, Math.max(1.5, (b[2] - b[0]) * m), Math.max(1.5, (b[3] - b[1]) * m));
+      }
+      dotted = d.shown;
+    }
+    Object.assign(frame.style, {
+      left: `${(-cam.x / cam.s * m).toFixed(1)}px`, top: `${(-cam.y / cam.s * m).toFixed(1)}px`,
+      width: `${(w / cam.s * m).toFixed(1)}px`, height: `${(hgt / cam.s * m).toFixed(1)}px`,
+    });
+  }
+
+  overview.addEventListener("click", (e) => {
+    e.stopPropagation();
+    if (!d) return;
+    const r = canvas.getBoundingClientRect();
+    const m = MINIMAP / Math.max(d.width, d.height, 1);
+    cam.x = box.clientWidth / 2 - (e.clientX - r.left) / m * cam.s;
+    cam.y = box.clientHeight / 2 - (e.clientY - r.top) / m * cam.s;
+    moved = true;
+    apply();
+  });
+
+  return { overview, show, reveal, zoom };
+}
