@@ -126,7 +126,7 @@ class Comparison:
             "nodes_added": list(self.nodes_added), "nodes_removed": list(self.nodes_removed),
             "nodes_changed": [{"name": n.name, "what": list(n.what), "was": n.was, "now": n.now}
                               for n in self.nodes_changed],
-            "failed_guards": [fg.guard for fg in self.failed_guards],
+            "failed_guards": [fg.detail for fg in self.failed_guards],  # guard_details indices, like the other guard lists
         }
 
     def __str__(self) -> str:

@@ -139,7 +139,7 @@ def _break_suggestion(hints: list[str], in_helper: bool, function: str | None) -
 def _failed(recording: Recording, fg: FailedGuard, generation: int | None = None) -> dict[str, Any]:
     """A failed guard with its guard's text and installing line. `generation`: that of the
     compile it came with (ids start again after a reset); None: the latest with its id."""
-    out = {"compile_id": fg.compile_id, "guard": fg.guard, "kind": fg.kind,
+    out = {"compile_id": fg.compile_id, "guard": fg.guard, "detail": fg.detail, "kind": fg.kind,
            "source": fg.source, "what": fg.what, "expected": fg.expected, "seen": fg.seen,
            "step": fg.step, "lineno": fg.lineno, "file": None, "line": None, "text": None}
     same = [c for c in recording.compiles if c.compile_id == fg.compile_id
@@ -147,8 +147,8 @@ def _failed(recording: Recording, fg: FailedGuard, generation: int | None = None
     if not same:
         return out
     old = same[-1]
-    if fg.guard is not None and fg.guard < len(old.guard_details):
-        out["text"] = old.guard_details[fg.guard].text
+    if fg.detail is not None and fg.detail < len(old.guard_details):
+        out["text"] = old.guard_details[fg.detail].text
     code, lineno = step_place(old, fg.step)
     if code is not None:
         out["file"] = old.codes[code].filename if code < len(old.codes) else old.filename

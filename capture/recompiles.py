@@ -223,13 +223,14 @@ def failing_guards(manager: Any, f_locals: Any, compile_id: str,
 
 def _record(known: Installed | None, compile_id: str, key: LeafKey, kind: str,
             source: str | None, what: str, expected: str, seen: str) -> FailedGuard:
-    guard = step = lineno = None
+    guard = detail = step = lineno = None
     if known is not None:
-        guard = known.details.get(key)
-        if guard is not None:
-            step = installing_step(known.compile, guard)
+        detail = known.details.get(key)
+        if detail is not None:
+            guard = known.compile.guard_details[detail].leaf
+            step = installing_step(known.compile, detail)
             lineno = step_line(known.compile, step)
-    return FailedGuard(compile_id=compile_id, guard=guard,
+    return FailedGuard(compile_id=compile_id, guard=guard, detail=detail,
                        source=shorten(source, MAX_NAME) if source else None,
                        expected=shorten(expected, MAX_NAME), seen=shorten(seen, MAX_NAME),
                        kind=kind, what=what, step=step, lineno=lineno)

@@ -485,7 +485,12 @@ class FailedGuard:
     seen: str
     kind: str = ""
     what: str = ""
-XX if self.lineno is not None else ""
+    step: int | None = None
+    lineno: int | None = None
+    detail: int | None = None
+
+    def __str__(self) -> str:
+        where = f"  (line {self.lineno})" if self.lineno is not None else ""
         what = f" {self.what}" if self.what else ""
         return (f"[{self.compile_id}] {self.kind} {self.source or ''}{what}: expected "
                 f"{self.expected}, got {self.seen}{where}")

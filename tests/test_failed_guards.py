@@ -45,7 +45,10 @@ def the_failure(rec, source: str) -> tuple[FailedGuard, capture.Compile]:
 
 def installed_line(fg: FailedGuard, old: capture.Compile) -> int:
     """The line of the step that installed the failed guard, read through the records."""
-    guard = old.guard_details[fg.guard]
+    guard = old.guard_details[fg.detail]
+    # `guard` names the failing line of the guard tree, the same check as the record
+    assert fg.guard is not None and guard.leaf == fg.guard
+    assert old.guards[fg.guard] == guard.text
     step = guard.step if guard.step is not None else fg.step
     assert fg.step == step
     assert step_line(old, step) == fg.lineno
@@ -130,7 +133,7 @@ def test_a_shape_change_on_a_positional_tensor():
         "0/0", "TENSOR_MATCH", "size", "[4, 3]", "[8, 3]")
     assert rec.compiles[-1].replaces == "0/0"
     assert installed_line(fg, old) == line_of(positional, "reads x")
-    assert old.guard_details[fg.guard].tree_kind == "TENSOR_MATCH"
+    assert old.guard_details[fg.detail].tree_kind == "TENSOR_MATCH"
 
 
 def test_a_shape_change_on_a_keyword_tensor():
@@ -222,7 +225,7 @@ def test_a_duck_shaping_split():
     assert fg.what == "check" and fg.expected == "L['x'].size()[1] == L['x'].size()[0]"
     assert "= 5" in fg.seen and "= 4" in fg.seen
     old = rec.compile(fg.compile_id)
-    guard = old.guard_details[fg.guard]
+    guard = old.guard_details[fg.detail]
     assert guard.step is None and guard.text.startswith("LAMBDA_GUARD")  # built after tracing
     assert step_line(old, fg.step) == fg.lineno == line_of(square, "reads x")
 
@@ -337,7 +340,7 @@ def test_an_aliasing_change_is_found_without_calling_the_relational_guard():
     assert (fg.kind, fg.what, fg.expected, fg.seen) == (
         "NO_TENSOR_ALIASING", "aliasing", "distinct tensors", "L['b'] is L['a']")
     old = rec.compile(fg.compile_id)
-    assert old.guard_details[fg.guard].text.startswith("NO_TENSOR_ALIASING: check_no_aliasing(")
+    assert old.guard_details[fg.detail].text.startswith("NO_TENSOR_ALIASING: check_no_aliasing(")
     assert step_line(old, fg.step) == line_of(added, "reads a and b")
 
 
