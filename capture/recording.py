@@ -1,4 +1,6 @@
-"""The records a recording is made of: plain frozen data, no live torch objects.
+"""The records a recording is made of: plain data, no live torch objects. Most are
+frozen; `Step`, `Compile` and `Recording` are filled in while Dynamo runs and are
+not changed once the recording has finished.
 
 One step of a compile, as it appears in ``Recording.to_json()`` (schema 2; vars
 are interned per compile: ``stack`` and ``locals`` hold indices into ``vars``;
@@ -433,10 +435,6 @@ class Compile:
         return int(tail.split("_")[1]) if "_" in tail else 0
 
     @property
-    def original_bytecode(self) -> str:
-        return self.codes[0].bytecode if self.codes else ""
-
-    @property
     def restarted(self) -> bool:
         return self.outcome == Outcome.RESTARTED
 
@@ -535,9 +533,15 @@ class Recording:
     def compile(self, compile_id: str, generation: int = 0) -> Compile:
         """The compile with this id (`0/0`, `0/0_1`, `1/0`); after a `torch._dynamo.reset()`
         inside the recording ids start again, and `generation=1` picks the later one."""
-        for c in self.compiles:
+        return self.compiles[self.compile_index(compile_id, generation)]
+
+    def compile_index(self, compile_id: str, generation: int = 0) -> int:
+        """The position in `compiles` of the compile with this id (see `compile`); a
+        KeyError naming the ids there are when there is none."""
+        compile_id = str(compile_id)
+        for k, c in enumerate(self.compiles):
             if c.compile_id == compile_id and c.generation == generation:
-                return c
+                return k
         known = ", ".join(c.compile_id for c in self.compiles) or "none"
         raise KeyError(f"no compile {compile_id!r} in this recording (it has: {known})")
 
@@ -726,11 +730,25 @@ def _recording_to_dict(r: Recording) -> dict[str, Any]:
     return out
 
 
+class SchemaMismatch(ValueError):
+    """A recording written with another schema than this version of capture reads."""
+
+    def __init__(self, found: Any) -> None:
+        self.found, self.expected = found, SCHEMA_VERSION
+        super().__init__(f"this recording uses schema {found!r}; this version of capture reads "
+                         f"schema {SCHEMA_VERSION}: record it again with the current version")
+
+
+def check_schema(d: Any) -> None:
+    """Refuse a recording's JSON data (a dict) of another schema: `SchemaMismatch`, which
+    says the schema found and the one read (the one check; doors phrase it their way)."""
+    found = d.get("schema") if isinstance(d, dict) else None
+    if found != SCHEMA_VERSION:
+        raise SchemaMismatch(found)
+
+
 def _recording_from_dict(d: dict[str, Any]) -> Recording:
-    if d.get("schema") != SCHEMA_VERSION:
-        raise ValueError(
-            f"this recording uses schema {d.get('schema')!r}; this version of capture reads "
-            f"schema {SCHEMA_VERSION}: record it again with the current version")
+    check_schema(d)
     d = {k: v for k, v in d.items() if k != "schema"}
     d["compiles"] = [_compile_from_dict(c) for c in d["compiles"]]
     d["events"] = [Event(**{**e, "failed_guards": tuple(

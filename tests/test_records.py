@@ -161,3 +161,24 @@ def test_a_reader_holds_nothing_once_finished(rec):
     # never walked: the walked listing is the dis one, each row its own original
     assert [i.original for i in done[0].walked] == list(range(len(done[0].instructions)))
     assert all(not v for v in vars(reader).values())
+
+
+def test_compile_index_and_schema_check_are_said_once():
+    """capture owns finding a compile by id and refusing another schema; views call these."""
+    from capture.recording import SCHEMA_VERSION, SchemaMismatch, check_schema
+
+    r = Recording(compiles=[capture.Compile(compile_id=i, code_name="f", filename="x",
+                                            firstlineno=1, generation=g)
+                            for i, g in (("0/0", 0), ("1/0", 0), ("0/0", 1))])
+    assert [r.compile_index("0/0"), r.compile_index("1/0"), r.compile_index("0/0", 1)] == [0, 1, 2]
+    assert r.compile("0/0", 1) is r.compiles[2]
+    with pytest.raises(KeyError, match="it has: 0/0, 1/0, 0/0"):
+        r.compile_index("2/0")
+    check_schema({"schema": SCHEMA_VERSION})
+    for bad in ({"schema": SCHEMA_VERSION + 1}, {}, [1]):
+        with pytest.raises(SchemaMismatch) as info:
+            check_schema(bad)
+        assert info.value.expected == SCHEMA_VERSION and isinstance(info.value, ValueError)
+    with pytest.raises(SchemaMismatch, match=f"reads schema {SCHEMA_VERSION}"):
+        Recording.from_json('{"schema": 0, "compiles": [], "events": []}')
+    assert not hasattr(capture.Compile, "original_bytecode")
