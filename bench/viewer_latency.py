@@ -3,8 +3,9 @@ the next painted frame; in the kernel, what it sends and what moving the step co
 
 Three recordings: the tour's first cell (notebooks/00_tour.ipynb, `f(x) = x.sin() * 2 + 1`),
 `gpt2-4` (transformers' GPT-2, 4 layers, bench/models.py: about 19 000 steps; needs
-`pip install -e .[bench]`) and a loop of 20 000 iterations over Python ints (about 140 000
-steps, `max_steps` raised). Each is saved as JSON; a JupyterLab of its own
+`pip install -e .[bench]`), a loop of 20 000 iterations over Python ints (about 140 000
+steps, `max_steps` raised) and `chain-20k`, `x = x + 1` 20 000 times (a 20 002-node graph,
+140 000 steps; its layout is layout.py's layered one, not dot's). Each is saved as JSON; a JupyterLab of its own
 (bench/lab_server.py) opens one notebook per recording in Debian's Chromium (Playwright),
 whose cells read the JSON back and display a `TraceViewer`. In the page:
 
@@ -90,6 +91,12 @@ def _loop(x):
     return x + total
 
 
+def _chain(x):
+    for _ in range(20_000):
+        x = x + 1
+    return x
+
+
 def record(name: str) -> capture.Recording:
     import torch
 
@@ -103,7 +110,9 @@ def record(name: str) -> capture.Recording:
             return capture.trace(model, *args)
     if name == "loop-140k":
         return capture.trace(_loop, torch.ones(3), max_steps=200_000)
-    raise ValueError(f"unknown recording {name!r}: tour, gpt2-4 or loop-140k")
+    if name == "chain-20k":   # a 20,000-node graph: laid out in layers, not by dot
+        return capture.trace(_chain, torch.ones(3), max_steps=400_000)
+    raise ValueError(f"unknown recording {name!r}: tour, gpt2-4, loop-140k or chain-20k")
 
 
 # -- the kernel's side (bench/run.py) -----------------------------------------------------------
@@ -233,7 +242,7 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="tour,gpt2-4,loop-140k",
-                        help="comma-separated: tour, gpt2-4, loop-140k")
+                        help="comma-separated: tour, gpt2-4, loop-140k, chain-20k")
     parser.add_argument("--json", action="store_true", help="print one JSON object per recording")
     args = parser.parse_args()
     results = []

@@ -249,4 +249,4 @@ def test_long_lines_wrap_or_scroll_inside_their_pane():
     assert "overflow-wrap: anywhere" in rules[".dl-viewer .dl-list li"]
     grids = [b for s, b in _rules(CSS) if s.strip() == ".dl-viewer .dl-grid"]
     assert "repeat(2, minmax(0, 1fr))" in grids[0]  # two panes side by side ...
-    assert "@container (max-width: 860px)" in CSS and "minmax(0, 1fr);" in grids[-1]  # ... or one
+    assert "@container (max-width: 640px)" in CSS and "minmax(0, 1fr);" in grids[-1]  # ... or one

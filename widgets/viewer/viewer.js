@@ -766,7 +766,9 @@ export function controls(rec, titles) {
   const position = h("span", { class: "dl-position dl-stepno" });
   const b = buttons;
   const bar = h("div", { class: "dl-bar" }, selector);
-  const steps = h("div", { class: "dl-controls" }, b.first, b.back, b.play, b.forward, b.last, slider, position);
+  const speed = h("select", { class: "dl-speed", title: "how fast play steps" },
+    [1, 2, 4, 8, 16].map((x) => h("option", { value: x }, `${x}×`)));
+  const steps = h("div", { class: "dl-controls" }, b.first, b.back, b.play, speed, b.forward, b.last, slider, position);
   const jumps = h("div", { class: "dl-jumps" }, b.line, b.node, b.guard, b.break, b.return, b.predict, b.fit);
 
   function selectCompile(c, k) {
@@ -799,11 +801,11 @@ export function controls(rec, titles) {
 
   /** Nothing to control: a recording with no compiles. */
   function disable() {
-    for (const el of [...Object.values(buttons), selector, slider]) el.disabled = true;
+    for (const el of [...Object.values(buttons), selector, slider, speed]) el.disabled = true;
     position.textContent = stepLabel(null, 0);
   }
 
-  return { bar, steps, jumps, buttons, selector, slider, selectCompile, paint, disable };
+  return { bar, steps, jumps, buttons, selector, slider, speed, selectCompile, paint, disable };
 }
 
 // ---- js/provenance.js ------------------------------------------------------------------------
@@ -2297,16 +2299,16 @@ export class Viewer {
   act(action) {
     if (!this.rec || !this.rec.compiles.length) return;
     const c = this.current, i = this.step, k = this.compile;
-    const jump = (to, note) => { if (to != null) this.go(k, to, { jump: true, note }); };
+    const jump = (to, note, none) => (to != null ? this.go(k, to, { jump: true, note }) : none && this.go(k, i, { note: none, save: false }));
     switch (action) {
       case "first": this.go(k, 0); break;
       case "back": this.go(k, i - 1); break;
       case "forward": this.forward(); break;
       case "last": this.go(k, lastStep(c)); break;
       case "line": jump(nextLine(c, i) ?? lastStep(c)); break;
-      case "node": jump(nextNode(c, i)); break;
-      case "guard": jump(nextGuard(c, i)); break;
-      case "break": jump(breakStep(c), "The graph break happened at this step."); break;
+      case "node": jump(nextNode(c, i), null, "No step after this one adds a graph node."); break;
+      case "guard": jump(nextGuard(c, i), null, "No step after this one installs a guard."); break;
+      case "break": jump(breakStep(c), "The graph break happened at this step.", "This compile has no graph break."); break;
       case "return": this.back(); break;
       case "play": this.playing ? this.stopPlay() : this.play(); break;
       case "predict": this.setPredict(!this.predict.on, true); break;
@@ -2319,8 +2321,7 @@ export class Viewer {
 
   back() {
     const to = this.history.pop();
-    if (to) this.go(to.compile, to.step);
-    this.paintControls();
+    if (to) this.go(to.compile, to.step); else this.paintControls();
   }
 
   forward() {
@@ -2340,7 +2341,7 @@ export class Viewer {
     this.playing = setInterval(() => {
       if (this.dead || this.step >= lastStep(this.current) || this.predict.asking) return this.stopPlay();
       this.forward();
-    }, PLAY_INTERVAL);
+    }, PLAY_INTERVAL / (Number(this.controls.speed.value) || 1));
     this.paintControls();
   }
 

@@ -80,7 +80,9 @@ export function controls(rec, titles) {
   const position = h("span", { class: "dl-position dl-stepno" });
   const b = buttons;
   const bar = h("div", { class: "dl-bar" }, selector);
-  const steps = h("div", { class: "dl-controls" }, b.first, b.back, b.play, b.forward, b.last, slider, position);
+  const speed = h("select", { class: "dl-speed", title: "how fast play steps" },
+    [1, 2, 4, 8, 16].map((x) => h("option", { value: x }, `${x}×`)));
+  const steps = h("div", { class: "dl-controls" }, b.first, b.back, b.play, speed, b.forward, b.last, slider, position);
   const jumps = h("div", { class: "dl-jumps" }, b.line, b.node, b.guard, b.break, b.return, b.predict, b.fit);
 
   function selectCompile(c, k) {
@@ -113,9 +115,9 @@ export function controls(rec, titles) {
 
   /** Nothing to control: a recording with no compiles. */
   function disable() {
-    for (const el of [...Object.values(buttons), selector, slider]) el.disabled = true;
+    for (const el of [...Object.values(buttons), selector, slider, speed]) el.disabled = true;
     position.textContent = stepLabel(null, 0);
   }
 
-  return { bar, steps, jumps, buttons, selector, slider, selectCompile, paint, disable };
+  return { bar, steps, jumps, buttons, selector, slider, speed, selectCompile, paint, disable };
 }
