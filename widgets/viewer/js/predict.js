@@ -19,16 +19,22 @@ export const EFFECTS = [
   ["return", "returns from its frame", "returned from its frame"],
 ];
 
-function pushedKinds(c) {   // kinds the compile pushes, most frequent first
+function pushedKinds(c) {   // kinds the compile pushes, most frequent first, and by opname
   return memo(c, "kinds", () => {
-    const count = new Map();
-    c.steps.forEach((_, j) => {
+    const count = new Map(), byOp = new Map();
+    c.steps.forEach((s, j) => {
       const kind = pushedKind(c, j);
-      if (kind) count.set(kind, (count.get(kind) || 0) + 1);
+      if (!kind) return;
+      count.set(kind, (count.get(kind) || 0) + 1);
+      if (!byOp.has(s.opname)) byOp.set(s.opname, new Set());
+      byOp.get(s.opname).add(kind);
     });
-    return [...count.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map((e) => e[0]);
+    const top = [...count.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map((e) => e[0]);
+    return { top, byOp };
   });
 }
+
+export const COMMON_KINDS = 3;   // the compile's most pushed kinds, offered at every question
 
 // Instructions that only keep CPython's books: when one does nothing visible, predict mode
 // takes it without asking (there is nothing to reason about).
@@ -56,8 +62,11 @@ export function question(c, i) {
   if (inlines) does.push("inline");
   if (/^RETURN/.test(next.opname)) does.push("return");
   const pushes = inlines ? null : pushedKind(c, i + 1);
-  const kinds = pushedKinds(c).filter((k) => k !== pushes).slice(0, pushes ? 2 : 3);
-  if (pushes) kinds.push(pushes);
+  // The same choices for every instruction of one opname: the compile's most pushed kinds
+  // and every kind that opname pushes anywhere in it, so being offered says nothing.
+  const { top, byOp } = pushedKinds(c);
+  const kinds = [...new Set([...top.slice(0, COMMON_KINDS), ...(byOp.get(next.opname) || [])])];
+  if (pushes && !kinds.includes(pushes)) kinds.push(pushes);
   kinds.sort();
   return {
     step: i + 1,
@@ -98,13 +107,19 @@ export class PredictMode {
     this.verdict = null;   // about the last step taken: {q, answer, correct} or {q, skipped}
   }
 
-  /** Before stepping forward from step i: whether to ask (a bookkeeping step is taken). */
-  ask(c, i) {
+  /** Before stepping forward from step i: whether to ask (a bookkeeping step, and one
+   * already answered in `predictions`, are taken without asking: each counts once). */
+  ask(c, i, predictions = []) {
     const q = question(c, i);
+    if (q && predictions.some((p) => p.compile === c.compile_id && p.step === q.step)) {
+      this.verdict = null;
+      return false;
+    }
     if (q && q.bookkeeping) this.verdict = { q, skipped: true };
     if (!q || q.bookkeeping) return false;
     this.asking = q;
-    this.answer = { pushes: null, does: new Set() };
+    this.answer = { pushes: undefined, does: new Set() };   // nothing chosen yet
+    this.hint = null;
     this.verdict = null;
     return true;
   }
@@ -121,6 +136,10 @@ export class PredictMode {
   settle(c) {
     const q = this.asking;
     if (!q) return null;
+    if (this.answer.pushes === undefined) {   // a bare Enter is not an answer
+      this.hint = "First choose what it pushes (“nothing” is a choice too), then reveal; skip (S) steps without answering.";
+      return null;
+    }
     const record = prediction(c, q, this.answer);
     this.verdict = { q, answer: record.answer, correct: record.correct };
     return record;
@@ -137,6 +156,7 @@ export class PredictMode {
       h("span", { class: "dl-score dl-dim" }, ` · ${right} of ${predictions.length} right`),
       q ? null : h("span", { class: "dl-dim" }, " · press forward (→) to be asked about the next instruction"))];
     if (q) out.push(...asked(q, this.answer));
+    if (q && this.hint) out.push(h("div", { class: "dl-verdict dl-wrong" }, this.hint));
     const v = this.verdict;
     if (v && v.skipped && !q) {
       out.push(h("div", { class: "dl-verdict dl-dim" }, code(v.q.instruction),
@@ -145,10 +165,25 @@ export class PredictMode {
       const truth = [v.q.truth.pushes ? ["pushed ", code(v.q.truth.pushes)] : "pushed nothing"];
       for (const [id, , told] of EFFECTS) if (v.q.truth.does.includes(id)) truth.push(told);
       out.push(h("div", { class: `dl-verdict ${v.correct ? "dl-right" : "dl-wrong"}` },
-        v.correct ? "Right: " : "Not quite. It ", truth.flatMap((t, j) => (j ? [", ", t] : [t])), "."));
+        v.correct ? "Right: " : "Not quite. It ", truth.flatMap((t, j) => (j ? [", ", t] : [t])), ".",
+        v.correct ? "" : wrongParts(v.q.truth, v.answer)));
     }
     el.replaceChildren(...out);
   }
+}
+
+/** Which part of a wrong answer was wrong: the kind pushed, effects missed or not made. */
+function wrongParts(truth, answer) {
+  const out = [];
+  if ((answer.pushes ?? null) !== truth.pushes) {
+    out.push([" You said it pushes ", answer.pushes ? code(answer.pushes) : "nothing", "."]);
+  }
+  const told = (ids) => EFFECTS.filter((e) => ids.includes(e[0])).map((e) => e[1]).join(", ");
+  const missed = truth.does.filter((d) => !answer.does.includes(d));
+  const extra = answer.does.filter((d) => !truth.does.includes(d));
+  if (missed.length) out.push(` You missed: ${told(missed)}.`);
+  if (extra.length) out.push(` It did not: ${told(extra)}.`);
+  return out;
 }
 
 /** The question and its choices, numbered for the keys 1-9 in the order shown. */

@@ -196,7 +196,7 @@ export class Viewer {
   forward() {
     if (this.step >= lastStep(this.current)) return;
     if (this.predict.on && this.predict.asking) return this.reveal();
-    if (this.predict.on && this.predict.ask(this.current, this.step)) {
+    if (this.predict.on && this.predict.ask(this.current, this.step, this.model.get("predictions") || [])) {
       this.stopPlay();
       this.paintPredict();
       this.paintControls();
@@ -266,7 +266,7 @@ export class Viewer {
 
   reveal() {
     const record = this.predict.settle(this.current);
-    if (!record) return;
+    if (!record) return this.paintPredict();
     this.model.set("predictions", [...(this.model.get("predictions") || []), record]);
     this.model.save_changes();
     this.go(this.compile, record.step);
