@@ -1,7 +1,7 @@
 """One compile attempt while Dynamo traces it: the steps, nodes and guards it makes.
 
-An `Attempt` lives from the first instruction of an attempt until its compile
-ends. It snapshots (never references) what it sees: each tracker becomes a
+An `AttemptRecorder` lives from the first instruction of an attempt until its
+compile ends, and fills in the attempt's record, a `Compile`. It snapshots (never references) what it sees: each tracker becomes a
 `Var` (by way of the `VarReader`), each FX node a `Node`, each guard a `Guard`,
 at the step that made it, and nothing stored for a step is changed later.
 
@@ -66,8 +66,9 @@ class KnownNode:
     name: str                   # its name when last seen
 
 
-class Attempt:
-    """The live bookkeeping of one attempt; what it records is in `self.compile`."""
+class AttemptRecorder:
+    """Records one compile attempt as Dynamo makes it: its live bookkeeping, and the
+    record it fills in, `self.compile`."""
 
     def __init__(self, compile_: Compile, output: Any, code: Any, reader: VarReader,
                  codes: CodeReader) -> None:
@@ -351,7 +352,7 @@ class Attempt:
         self.compile.graph_break = gb
         return gb
 
-    def backend(self, gm: Any, storing: bool) -> None:
+    def record_graph(self, gm: Any, storing: bool) -> None:
         """The graph is handed to the backend: its code, and each node's place in it."""
         c = self.compile
         # Read from the graph, not `gm.code`: that would realize the lazy module the
@@ -396,7 +397,7 @@ class Attempt:
                     c.nodes[i] = replace(record, inputs=tuple(renamed.get(a, a)
                                                               for a in record.inputs))
 
-    def bytecode(self, new_code: Any) -> None:
+    def record_bytecode(self, new_code: Any) -> None:
         """The code object Dynamo installs in place of the frame's, and its resume functions."""
         c = self.compile
         installed = instructions(new_code)

@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from . import hooks, internals
-from .attempt import Attempt, first_line, outcome_of
+from .attempt import AttemptRecorder, first_line, outcome_of
 from .bytecode import CodeReader
 from .guards import guard_tree_leaves, match_guard_texts
 from .recompiles import Recompiles
@@ -62,9 +62,9 @@ class Recorder:
         self.thread = threading.get_ident()
         self.reader = VarReader()
         self.codes = CodeReader()
-        self._attempt: Attempt | None = None
+        self._attempt: AttemptRecorder | None = None
         self._output: Any = None
-        self._live: dict[int, Attempt] = {}  # id(output graph) -> attempt
+        self._live: dict[int, AttemptRecorder] = {}  # id(output graph) -> attempt
         self._reasons: dict[Any, list[str]] = {}  # code -> failed guards of this recompile
         self.recompiles = Recompiles()  # installed guard trees, and what a recompile found
         self._counters_before = internals.counters()
@@ -191,7 +191,7 @@ class Recorder:
                    "their own")
         self._event(EventKind.STEP_CAP, c.compile_id, f"{why} (Dynamo runs on unaffected)")
 
-    def _storing(self, attempt: Attempt) -> bool:
+    def _storing(self, attempt: AttemptRecorder) -> bool:
         """Whether the step running now in this attempt will be stored."""
         return self.stored < self.limit and len(attempt.compile.steps) < self.max_compile_steps
 
@@ -211,14 +211,14 @@ class Recorder:
                         "(Dynamo runs on unaffected)")
         return False
 
-    def _backend(self, attempt: Attempt, gm: Any) -> None:
-        attempt.backend(gm, self._storing(attempt))
+    def _backend(self, attempt: AttemptRecorder, gm: Any) -> None:
+        attempt.record_graph(gm, self._storing(attempt))
         c = attempt.compile
         if c.graph_code is not None and not self._keep(c, len(c.graph_code), "the graph code"):
             c.graph_code = None
 
-    def _bytecode(self, attempt: Attempt, new_code: Any) -> None:
-        attempt.bytecode(new_code)
+    def _bytecode(self, attempt: AttemptRecorder, new_code: Any) -> None:
+        attempt.record_bytecode(new_code)
         c = attempt.compile
         size = len(c.modified_bytecode or "") + sum(len(r.bytecode) for r in c.resume_functions)
         if not self._keep(c, size, "the modified bytecode"):
@@ -244,7 +244,7 @@ class Recorder:
             self._event(EventKind.RESET, None, "Dynamo was reset: compile ids start again "
                         f"(generation {self.generation})")
         c.generation = self.generation
-        attempt = Attempt(c, output, code, self.reader, self.codes)
+        attempt = AttemptRecorder(c, output, code, self.reader, self.codes)
         self.recording.compiles.append(c)
         self._attempt, self._output = attempt, output
         self._live[id(output)] = attempt

@@ -14,7 +14,7 @@ import torch
 
 import capture
 from capture import internals
-from capture.attempt import Attempt
+from capture.attempt import AttemptRecorder
 
 
 def test_this_torch_is_one_the_seam_was_checked_on():
@@ -25,7 +25,7 @@ def test_this_torch_is_one_the_seam_was_checked_on():
 def live(monkeypatch):
     """What the accessors read at every step of a compile of `f` (with an inlined helper)."""
     seen = []
-    original = Attempt.step
+    original = AttemptRecorder.step
 
     def step(self, tx, inst):
         original(self, tx, inst)
@@ -49,7 +49,7 @@ def live(monkeypatch):
             node = internals.tracker_node(x, internals.lazy_tracker_class())
             seen[-1]["x"] = (before, node, x.is_realized())
 
-    monkeypatch.setattr(Attempt, "step", step)
+    monkeypatch.setattr(AttemptRecorder, "step", step)
 
     def helper(t):
         return t.cos() * 2
@@ -212,7 +212,7 @@ def test_counters_resume_functions_and_compiled_functions():
     assert internals.compiled_function(compiled) is shout
     assert internals.compiled_function(shout) is shout
     rec_holder = {}
-    original = Attempt.bytecode
+    original = AttemptRecorder.record_bytecode
 
     def bytecode(self, new_code):
         rec_holder.setdefault("fn", []).extend(
@@ -220,12 +220,12 @@ def test_counters_resume_functions_and_compiled_functions():
             if n.startswith("__resume_at_"))
         original(self, new_code)
 
-    Attempt.bytecode = bytecode
+    AttemptRecorder.record_bytecode = bytecode
     try:
         with capture.record():
             compiled(torch.ones(2))
     finally:
-        Attempt.bytecode = original
+        AttemptRecorder.record_bytecode = original
     after = internals.counters()
     assert after["unique_graphs"] >= before["unique_graphs"] + 2
     assert after["graph_breaks"] >= before["graph_breaks"] + 1

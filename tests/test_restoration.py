@@ -96,7 +96,7 @@ def test_restored_after_keyboard_interrupt_mid_trace(untouched):
 
     torch._dynamo.reset()
     calls = {"n": 0}
-    original = capture.attempt.Attempt.step
+    original = capture.attempt.AttemptRecorder.step
 
     def step(self, tx, inst):
         original(self, tx, inst)
@@ -104,13 +104,13 @@ def test_restored_after_keyboard_interrupt_mid_trace(untouched):
         if calls["n"] == 6:
             interrupt()
 
-    capture.attempt.Attempt.step = step
+    capture.attempt.AttemptRecorder.step = step
     try:
         with pytest.raises(KeyboardInterrupt):
             with capture.record() as rec:
                 torch.compile(slow, backend="eager")(torch.ones(2))
     finally:
-        capture.attempt.Attempt.step = original
+        capture.attempt.AttemptRecorder.step = original
     assert rec.ended_by == "KeyboardInterrupt"
     assert rec.compiles[0].outcome == "interrupted"
     assert 1 <= len(rec.compiles[0].steps) <= 6
