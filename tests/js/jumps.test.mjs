@@ -105,3 +105,14 @@ test("a recompile reason leads to the guard on the tensor that failed, in the ea
   assert.equal(guard.source, "L['x']");
   assert.equal(target.step, guard.step);
 });
+
+test("a recompile reason leads to the failed guard the recording names, whatever its words", () => {
+  const r = recording("recompiled");
+  const k = r.compiles.findIndex((c) => c.recompile_reasons.length);
+  const fg = r.compiles[k].failed_guards[0];
+  assert.ok(fg && fg.detail != null, "the recording names the failed guard");
+  // a reason that reads like no guard at all: only its compile id is used
+  const target = recompileTarget(r, k, "0/0: words that match nothing");
+  assert.equal(target.guard, fg.detail);
+  assert.equal(r.compiles[target.compile].compile_id, fg.compile_id);
+});

@@ -20,7 +20,7 @@ export function linkTarget(rec, k, t) {
     return {
       compile: target.compile, step: target.step, flash: { guard: target.guard },
       note: g ? ["This guard failed and caused the recompile: ", code(g.text)] :
-        "No guard of this compile reads like the recompile reason.",
+        "The recording names no guard of this compile that failed (it was compiled before recording began).",
     };
   }
   if (guard) {

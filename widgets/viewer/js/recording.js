@@ -259,30 +259,28 @@ export function parseReason(reason) {
 }
 
 /** The guard of an earlier compile that failed and caused this recompile:
- * {compile, guard, step} (guard null when no guard reads like the reason). */
+ * {compile, guard, step}: guard indexes that compile's guard_details, null when the
+ * recording names no failed guard (a compile made before it was recording). */
 export function recompileTarget(rec, k, reason) {
-  const { id, text, lineno } = parseReason(reason);
+  // The recording says which guards failed (compile.failed_guards, each naming its
+  // compile and its guard): the reason's id only picks the earlier compile it is about.
   const here = rec.compiles[k];
+  const generation = here.generation || 0;
+  const { id } = parseReason(reason);
+  const failed = here.failed_guards || [];
+  const attemptOf = (cid) => String(cid).split("_")[0];
+  const fg = failed.find((f) => f.compile_id === id)
+    ?? failed.find((f) => attemptOf(f.compile_id) === id) ?? null;
+  const targetId = fg ? fg.compile_id : here.replaces;
+  if (targetId == null) return null;
   let target = -1;
   for (let j = k - 1; j >= 0; j--) {
     const c = rec.compiles[j];
-    if (c.compile_id === id && (c.generation || 0) === (here.generation || 0)) { target = j; break; }
+    if (c.compile_id === targetId && (c.generation || 0) === generation) { target = j; break; }
   }
   if (target < 0) return null;
   const c = rec.compiles[target];
-  const body = (g) => g.text.replace(/^[A-Z_]+:\s*/, "");
-  const names = [...text.matchAll(/'([^']+)'/g)].map((m) => m[1]);
-  let best = null, bestScore = 0;
-  c.guard_details.forEach((g, gi) => {
-    let score = 0;
-    if (g.text && (text.includes(body(g)) || body(g).includes(text))) score += 8;
-    if (g.source && text.includes(g.source)) score += 4;
-    if (g.source && names.some((n) => g.source === n || g.source === `L['${n}']` || g.source === `G['${n}']`)) score += 4;
-    if (score && /^tensor\b/.test(text) && g.kind === "TENSOR_MATCH") score += 2;
-    if (score && lineno != null && g.lineno === lineno) score += 1;
-    if (score && g.ambient) score -= 1;
-    if (score > bestScore) { best = gi; bestScore = score; }
-  });
-  const step = best == null ? 0 : (guardStep(c, best) ?? lastStep(c));
-  return { compile: target, guard: best, step };
+  const guard = fg && fg.detail != null ? fg.detail : null;
+  const step = (guard != null ? guardStep(c, guard) : null) ?? (fg ? fg.step : null) ?? lastStep(c);
+  return { compile: target, guard, step };
 }
