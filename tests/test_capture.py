@@ -310,6 +310,11 @@ def test_dynamo_warnings_become_timeline_events():
     def scalar(x):
         return x * x.sum().item()
 
+    # Dynamo warns about .item() once per process (a functools.cache on the warning):
+    # forget that it did, so the warning comes whichever test met .item() first.
+    from torch._dynamo.variables.tensor import TensorVariable
+
+    TensorVariable._warn_capture_scalar_outputs.cache_clear()
     rec = capture.trace(scalar, torch.ones(3))
     warnings = [e for e in rec.events if e.kind == "warning"]
     assert warnings and "Tensor.item()" in warnings[0].message
