@@ -264,32 +264,30 @@ export function parseReason(reason) {
 }
 
 /** The guard of an earlier compile that failed and caused this recompile:
- * {compile, guard, step} (guard null when no guard reads like the reason). */
+ * {compile, guard, step}: guard indexes that compile's guard_details, null when the
+ * recording names no failed guard (a compile made before it was recording). */
 export function recompileTarget(rec, k, reason) {
-  const { id, text, lineno } = parseReason(reason);
+  // The recording says which guards failed (compile.failed_guards, each naming its
+  // compile and its guard): the reason's id only picks the earlier compile it is about.
   const here = rec.compiles[k];
+  const generation = here.generation || 0;
+  const { id } = parseReason(reason);
+  const failed = here.failed_guards || [];
+  const attemptOf = (cid) => String(cid).split("_")[0];
+  const fg = failed.find((f) => f.compile_id === id)
+    ?? failed.find((f) => attemptOf(f.compile_id) === id) ?? null;
+  const targetId = fg ? fg.compile_id : here.replaces;
+  if (targetId == null) return null;
   let target = -1;
   for (let j = k - 1; j >= 0; j--) {
     const c = rec.compiles[j];
-    if (c.compile_id === id && (c.generation || 0) === (here.generation || 0)) { target = j; break; }
+    if (c.compile_id === targetId && (c.generation || 0) === generation) { target = j; break; }
   }
   if (target < 0) return null;
   const c = rec.compiles[target];
-  const body = (g) => g.text.replace(/^[A-Z_]+:\s*/, "");
-  const names = [...text.matchAll(/'([^']+)'/g)].map((m) => m[1]);
-  let best = null, bestScore = 0;
-  c.guard_details.forEach((g, gi) => {
-    let score = 0;
-    if (g.text && (text.includes(body(g)) || body(g).includes(text))) score += 8;
-    if (g.source && text.includes(g.source)) score += 4;
-    if (g.source && names.some((n) => g.source === n || g.source === `L['${n}']` || g.source === `G['${n}']`)) score += 4;
-    if (score && /^tensor\b/.test(text) && g.kind === "TENSOR_MATCH") score += 2;
-    if (score && lineno != null && g.lineno === lineno) score += 1;
-    if (score && g.ambient) score -= 1;
-    if (score > bestScore) { best = gi; bestScore = score; }
-  });
-  const step = best == null ? 0 : (guardStep(c, best) ?? lastStep(c));
-  return { compile: target, guard: best, step };
+  const guard = fg && fg.detail != null ? fg.detail : null;
+  const step = (guard != null ? guardStep(c, guard) : null) ?? (fg ? fg.step : null) ?? lastStep(c);
+  return { compile: target, guard, step };
 }
 
 // ---- js/dom.js -------------------------------------------------------------------------------
@@ -829,7 +827,7 @@ export function linkTarget(rec, k, t) {
     return {
       compile: target.compile, step: target.step, flash: { guard: target.guard },
       note: g ? ["This guard failed and caused the recompile: ", code(g.text)] :
-        "No guard of this compile reads like the recompile reason.",
+        "The recording names no guard of this compile that failed (it was compiled before recording began).",
     };
   }
   if (guard) {
@@ -1227,7 +1225,7 @@ export function scrollIntoPane(body, els, { centre = false } = {}) {
   const view = body.clientHeight;
   const from = body.scrollTop, to = from + view;
   let next = from;
-  if (bottom - top > view) next = top - 4;                               // the first ones, from the top
+  if (bottom - top > view - 8) next = top - 4;                           // the first ones, from the top
   else if (top < from || bottom > to) next = centre ? (top + bottom - view) / 2 : (top < from ? top - 4 : bottom - view + 4);
   next = Math.max(0, Math.min(next, body.scrollHeight - view));
   if (Math.abs(next - from) >= 1) body.scrollTop = next;
@@ -1612,28 +1610,42 @@ export function zoomable(box) {
     paintOverview();
   }
 
-  function centreOn(node, always) {
-    const b = d.boxes[node];
-    if (!b) return;
+  function centreOn(nodes, always) {
+    const bs = nodes.map((k) => d.boxes[k]).filter(Boolean);
+    if (!bs.length) return;
+    const b = [Math.min(...bs.map((x) => x[0])), Math.min(...bs.map((x) => x[1])),
+      Math.max(...bs.map((x) => x[2])), Math.max(...bs.map((x) => x[3]))];
     const w = box.clientWidth, hgt = box.clientHeight;
+    // Several new nodes that do not fit at this scale: zoom out until they do (or to half).
+    const need = Math.min((w - 24) / (b[2] - b[0] || 1), (hgt - 24) / (b[3] - b[1] || 1));
+    if (need < cam.s) {
+      const s = Math.max(need, Math.min(cam.s, 0.5), MIN_SCALE);
+      // keep the point at the pane's middle where it is, then centre on the nodes below
+      cam.x = w / 2 - (w / 2 - cam.x) * (s / cam.s);
+      cam.y = hgt / 2 - (hgt / 2 - cam.y) * (s / cam.s);
+      cam.s = s;
+      always = true;
+    }
+    const inside = b[0] * cam.s + cam.x >= 4 && b[2] * cam.s + cam.x <= w - 4 &&
+      b[1] * cam.s + cam.y >= 4 && b[3] * cam.s + cam.y <= hgt - 4;
     const cx = (b[0] + b[2]) / 2 * cam.s + cam.x, cy = (b[1] + b[3]) / 2 * cam.s + cam.y;
-    // Only when it is not well inside the pane already: small steps keep the picture still.
-    if (!always && cx > w * 0.15 && cx < w * 0.85 && cy > hgt * 0.15 && cy < hgt * 0.85) return;
+    // Only when not well inside the pane already: small steps keep the picture still.
+    if (!always && inside && cx > w * 0.15 && cx < w * 0.85 && cy > hgt * 0.15 && cy < hgt * 0.85) return;
     cam.x = w / 2 - (b[0] + b[2]) / 2 * cam.s;
     cam.y = hgt / 2 - (b[1] + b[3]) / 2 * cam.s;
   }
 
-  /** After a step painted: the whole drawing (fit), or node `node` (the new or followed
-   * one) brought to the middle if it is near an edge or outside. */
-  function reveal(node, fit) {
+  /** After a step painted: the whole drawing (fit), or the nodes `nodes` (the new or the
+   * followed ones) brought to the middle if they are near an edge or outside. */
+  function reveal(nodes, fit) {
     if (!d || box.hidden || !box.clientWidth || !box.clientHeight) return;
     const w = box.clientWidth, hgt = box.clientHeight;
-    target = node;
+    target = nodes && nodes.length ? nodes : target;
     if (fit) {
       const s = Math.min(MAX_SCALE, Math.max(MIN_SCALE, Math.min((w - 16) / (d.width || 1), (hgt - 16) / (d.height || 1))));
       cam = { s, x: (w - d.width * s) / 2, y: Math.max(8, (hgt - d.height * s) / 2) };
-    } else if (node != null) {
-      centreOn(node, false);
+    } else if (nodes && nodes.length) {
+      centreOn(nodes, false);
     } else if (!moved) {   // a first look: the top of the drawing, centred across
       cam.x = Math.max(8, (w - d.width * cam.s) / 2);
       moved = true;
@@ -1930,7 +1942,7 @@ export function graphPane() {
     p.head.replaceChildren("FX graph ", h("span", { class: "dl-dim" },
       ` · ${shown} of ${total} node(s)`, names.length ? [" · new: ", commaList(names)] : ""));
     const flashed = flash && flash.node != null ? flash.node : null;
-    target = flashed ?? (fresh.length ? fresh[fresh.length - 1] : null);
+    target = flashed != null ? [flashed] : fresh;
     if (drawn) paintDrawing(drawn, c, i, shown, fresh, flashed);
     else paintListing(shown, fresh, i);
   }

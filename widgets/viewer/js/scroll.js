@@ -20,7 +20,7 @@ export function scrollIntoPane(body, els, { centre = false } = {}) {
   const view = body.clientHeight;
   const from = body.scrollTop, to = from + view;
   let next = from;
-  if (bottom - top > view) next = top - 4;                               // the first ones, from the top
+  if (bottom - top > view - 8) next = top - 4;                           // the first ones, from the top
   else if (top < from || bottom > to) next = centre ? (top + bottom - view) / 2 : (top < from ? top - 4 : bottom - view + 4);
   next = Math.max(0, Math.min(next, body.scrollHeight - view));
   if (Math.abs(next - from) >= 1) body.scrollTop = next;

@@ -39,28 +39,42 @@ export function zoomable(box) {
     paintOverview();
   }
 
-  function centreOn(node, always) {
-    const b = d.boxes[node];
-    if (!b) return;
+  function centreOn(nodes, always) {
+    const bs = nodes.map((k) => d.boxes[k]).filter(Boolean);
+    if (!bs.length) return;
+    const b = [Math.min(...bs.map((x) => x[0])), Math.min(...bs.map((x) => x[1])),
+      Math.max(...bs.map((x) => x[2])), Math.max(...bs.map((x) => x[3]))];
     const w = box.clientWidth, hgt = box.clientHeight;
+    // Several new nodes that do not fit at this scale: zoom out until they do (or to half).
+    const need = Math.min((w - 24) / (b[2] - b[0] || 1), (hgt - 24) / (b[3] - b[1] || 1));
+    if (need < cam.s) {
+      const s = Math.max(need, Math.min(cam.s, 0.5), MIN_SCALE);
+      // keep the point at the pane's middle where it is, then centre on the nodes below
+      cam.x = w / 2 - (w / 2 - cam.x) * (s / cam.s);
+      cam.y = hgt / 2 - (hgt / 2 - cam.y) * (s / cam.s);
+      cam.s = s;
+      always = true;
+    }
+    const inside = b[0] * cam.s + cam.x >= 4 && b[2] * cam.s + cam.x <= w - 4 &&
+      b[1] * cam.s + cam.y >= 4 && b[3] * cam.s + cam.y <= hgt - 4;
     const cx = (b[0] + b[2]) / 2 * cam.s + cam.x, cy = (b[1] + b[3]) / 2 * cam.s + cam.y;
-    // Only when it is not well inside the pane already: small steps keep the picture still.
-    if (!always && cx > w * 0.15 && cx < w * 0.85 && cy > hgt * 0.15 && cy < hgt * 0.85) return;
+    // Only when not well inside the pane already: small steps keep the picture still.
+    if (!always && inside && cx > w * 0.15 && cx < w * 0.85 && cy > hgt * 0.15 && cy < hgt * 0.85) return;
     cam.x = w / 2 - (b[0] + b[2]) / 2 * cam.s;
     cam.y = hgt / 2 - (b[1] + b[3]) / 2 * cam.s;
   }
 
-  /** After a step painted: the whole drawing (fit), or node `node` (the new or followed
-   * one) brought to the middle if it is near an edge or outside. */
-  function reveal(node, fit) {
+  /** After a step painted: the whole drawing (fit), or the nodes `nodes` (the new or the
+   * followed ones) brought to the middle if they are near an edge or outside. */
+  function reveal(nodes, fit) {
     if (!d || box.hidden || !box.clientWidth || !box.clientHeight) return;
     const w = box.clientWidth, hgt = box.clientHeight;
-    target = node;
+    target = nodes && nodes.length ? nodes : target;
     if (fit) {
       const s = Math.min(MAX_SCALE, Math.max(MIN_SCALE, Math.min((w - 16) / (d.width || 1), (hgt - 16) / (d.height || 1))));
       cam = { s, x: (w - d.width * s) / 2, y: Math.max(8, (hgt - d.height * s) / 2) };
-    } else if (node != null) {
-      centreOn(node, false);
+    } else if (nodes && nodes.length) {
+      centreOn(nodes, false);
     } else if (!moved) {   // a first look: the top of the drawing, centred across
       cam.x = Math.max(8, (w - d.width * cam.s) / 2);
       moved = true;

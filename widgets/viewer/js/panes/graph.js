@@ -183,7 +183,7 @@ export function graphPane() {
     p.head.replaceChildren("FX graph ", h("span", { class: "dl-dim" },
       ` · ${shown} of ${total} node(s)`, names.length ? [" · new: ", commaList(names)] : ""));
     const flashed = flash && flash.node != null ? flash.node : null;
-    target = flashed ?? (fresh.length ? fresh[fresh.length - 1] : null);
+    target = flashed != null ? [flashed] : fresh;
     if (drawn) paintDrawing(drawn, c, i, shown, fresh, flashed);
     else paintListing(shown, fresh, i);
   }
