@@ -558,6 +558,7 @@ def test_clicking_a_node_in_the_drawing_or_the_graph_code_goes_to_the_step_that_
     root = viewer(page)
     to_last_step(root)
     last = step_of(root)[0]
+    button(root, "fit graph").click()   # the whole graph in view: the drawing pans and zooms
     node = root.locator(".dl-graph svg g.node").nth(1)
     made = int(re.search(r"made at step (\d+)", node.locator("title").text_content())[1])
     click(root, node, "clicking a node of the drawing")
@@ -574,6 +575,7 @@ def test_clicking_a_node_in_the_drawing_or_the_graph_code_goes_to_the_step_that_
     assert step_of(root)[0] < last
     click(root, "return")
     assert step_of(root)[0] == last
+    button(root, "fit graph").click()   # back to following the new node
 
 
 def test_clicking_a_source_goes_to_where_it_was_first_read(page):
@@ -708,7 +710,7 @@ def test_predict_mode_asks_before_each_step_scores_and_python_reads_the_answers(
 UNSAFE_IN_VIEWERS_JS = """roots => {
     const allowed = new Set(['DIV', 'SPAN', 'PRE', 'CODE', 'B', 'UL', 'OL', 'LI', 'DETAILS',
         'SUMMARY', 'BUTTON', 'SELECT', 'OPTION', 'INPUT', 'svg', 'g', 'title', 'text', 'path',
-        'polygon', 'ellipse']);
+        'polygon', 'ellipse', 'CANVAS']);   // CANVAS: the graph's overview, drawn by the viewer
     const found = [];
     for (const root of roots) for (const el of root.querySelectorAll('*')) {
         if (!allowed.has(el.tagName)) found.push('tag ' + el.tagName);

@@ -1257,7 +1257,7 @@ export function belowBadge(paneEl, body) {
 // The source pane: the code running at the step, the current line marked, and the line of
 // the graph break once the break has happened; a long source shows a window around it.
 
-export const SOURCE_WINDOW = 400;    // longer sources show this many lines around the current one
+export const SOURCE_WINDOW = 40;     // longer sources show this many lines around the current one
 
 /** The source of the code running at step i: a window of rows around the current line,
  * the line of the graph break marked once the break has happened. */
@@ -1395,8 +1395,8 @@ export function codeListing(code) {
 // instruction marked; where Dynamo cleaned it, the original `dis` beside it, row by row.
 
 // The pane scrolls to the current instruction; a long code shows a window around it.
-export const BYTECODE_BEFORE = 60;   // instructions shown above the current one
-export const BYTECODE_AFTER = 120;   // ... and below it
+export const BYTECODE_BEFORE = 30;   // instructions shown above the current one
+export const BYTECODE_AFTER = 60;    // ... and below it
 
 /** The bytecode of the code running at step i, as Dynamo walks it, the current
  * instruction marked; where Dynamo cleaned it, the original `dis` beside it, aligned. */

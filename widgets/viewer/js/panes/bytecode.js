@@ -6,8 +6,8 @@ import { crumbs, h, noSteps, pane, part, resetPane, setTitle, sync, textRow } fr
 import { scrollIntoPane } from "../scroll.js";
 
 // The pane scrolls to the current instruction; a long code shows a window around it.
-export const BYTECODE_BEFORE = 60;   // instructions shown above the current one
-export const BYTECODE_AFTER = 120;   // ... and below it
+export const BYTECODE_BEFORE = 30;   // instructions shown above the current one
+export const BYTECODE_AFTER = 60;    // ... and below it
 
 /** The bytecode of the code running at step i, as Dynamo walks it, the current
  * instruction marked; where Dynamo cleaned it, the original `dis` beside it, aligned. */

@@ -4,7 +4,7 @@
 import { crumbs, h, noSteps, pane, part, resetPane, setTitle, sync, textRow } from "../dom.js";
 import { scrollIntoPane } from "../scroll.js";
 
-export const SOURCE_WINDOW = 400;    // longer sources show this many lines around the current one
+export const SOURCE_WINDOW = 40;     // longer sources show this many lines around the current one
 
 /** The source of the code running at step i: a window of rows around the current line,
  * the line of the graph break marked once the break has happened. */
