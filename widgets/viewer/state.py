@@ -30,7 +30,7 @@ def compile_number(recording: Recording, which: str | int | None) -> int:
             raise IndexError(f"compile number {which} is out of range: this recording "
                              f"has {len(recording.compiles)} compile(s)")
         return which
-    return recording.compiles.index(recording.compile(str(which)))
+    return recording.compile_index(str(which))
 
 
 def clamp_step(recording: Recording, k: int, step: int) -> int:
