@@ -56,11 +56,15 @@ test("an answer is right only when the kind and every effect are right", () => {
 
 test("a bookkeeping instruction that does nothing is taken without asking; one that acts is asked", () => {
   const c = compileById(rec, "0/0_1");
+  // 3.11's PRECALL does nothing Dynamo shows; 3.12 and 3.13 have no PRECALL, and this
+  // compile then has no bookkeeping step after its first (RESUME), so only the rest is asked.
   const precall = c.steps.findIndex((s) => s.opname === "PRECALL");
-  const q = question(c, precall - 1);
-  assert.equal(q.truth.pushes, null);
-  assert.deepEqual(q.truth.does, []);
-  assert.equal(q.bookkeeping, true);
+  if (precall > 0) {
+    const q = question(c, precall - 1);
+    assert.equal(q.truth.pushes, null);
+    assert.deepEqual(q.truth.does, []);
+    assert.equal(q.bookkeeping, true);
+  }
   assert.equal(question(c, sinStep(c) - 1).bookkeeping, false);
   const resume = compileById(rec, "1/0");
   const enter = resume.steps.findIndex((s, j) => j > 0 && s.depth > resume.steps[j - 1].depth);
