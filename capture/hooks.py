@@ -230,14 +230,20 @@ _dynamo_logger = logging.getLogger("torch._dynamo")  # getLogger takes that lock
 
 
 def _listen_to_warnings(listener: Listener) -> Undo:
-    logger = _dynamo_logger
-    _warning_handler.listener = listener
-    logger.handlers.append(_warning_handler)
+    return _add_handler(_dynamo_logger, _warning_handler, "listener", listener)
+
+
+def _add_handler(logger: logging.Logger, handler: logging.Handler, field: str,
+                 value: Any) -> Undo:
+    """Give a made-once handler its target and put it on the logger's handler list (no
+    Python-level locking, see the NOTE above); the undo takes both away again."""
+    setattr(handler, field, value)
+    logger.handlers.append(handler)
 
     def undo() -> None:
-        while _warning_handler in logger.handlers:
-            logger.handlers.remove(_warning_handler)
-        _warning_handler.listener = None
+        while handler in logger.handlers:
+            logger.handlers.remove(handler)
+        setattr(handler, field, None)
 
     return undo
 
@@ -315,16 +321,7 @@ def _listen_to_trace(listener: Listener) -> Undo:
     collector = getattr(listener, "stages", None)
     if collector is None:
         return lambda: None
-    logger = internals.trace_logger()
-    _trace_handler.collector = collector
-    logger.handlers.append(_trace_handler)
-
-    def undo() -> None:
-        while _trace_handler in logger.handlers:
-            logger.handlers.remove(_trace_handler)
-        _trace_handler.collector = None
-
-    return undo
+    return _add_handler(internals.trace_logger(), _trace_handler, "collector", collector)
 
 
 # -- DataLoader worker processes ----------------------------------------------------
