@@ -16,8 +16,18 @@ from widgets.course.exercises import (
     predict_set, predict_stack, review_predictions,
 )
 
+from widgets.course.measured import forget_tries
+
 torch = pytest.importorskip("torch")
 capture = pytest.importorskip("capture")
+
+
+@pytest.fixture(autouse=True)
+def fresh_tries():
+    """Each test starts with no wrong answers counted (the count lives for a kernel)."""
+    forget_tries()
+    yield
+    forget_tries()
 
 
 def branchy(x, n):
@@ -305,8 +315,31 @@ def test_break_line_is_found_in_the_recording(broken):
     assert ex.grade(str(line)).ok and ex.grade(f"Line {line}").ok
     assert ex.grade('print("between")').ok
     early = ex.grade(branchy_line("x.cos()"))
-    assert not early and "later" in early.message
+    assert not early and "later" in early.message and "traced into the graph" in early.message
     assert not ex.grade(None)
+
+
+def test_a_line_after_the_break_is_never_called_captured(broken):
+    ex = predict_break_line(broken)
+    after = ex.grade(branchy_line("return y + 1"))
+    assert not after and "earlier" in after.message
+    assert "never traced" in after.message and "captured fine" not in after.message
+
+
+def skipped_branch(x, n):
+    if n > 5:
+        x = x * 3
+    y = x.cos()
+    print("between")
+    return y
+
+
+def test_a_line_the_attempt_skipped_is_called_untraced_not_captured():
+    rec = capture.trace(skipped_branch, torch.ones(3), 1)
+    lines, first = __import__("inspect").getsourcelines(skipped_branch)
+    skipped = first + next(i for i, text in enumerate(lines) if "x * 3" in text)
+    verdict = predict_break_line(rec).grade(skipped)
+    assert not verdict and "never traced" in verdict.message and "later" in verdict.message
 
 
 def test_no_break_means_none_is_right(whole):
@@ -323,15 +356,39 @@ def test_number_answers_against_a_real_counter(broken):
     assert graphs == 2  # the prefix before the print and the resume function after it
     for spelling in (2, 2.0, "2", " two "):
         assert ex.grade(spelling).ok
-    assert "too high" in ex.grade(3).message and "too low" in ex.grade(1).message
     assert "a number" in ex.grade(True).message
+
+
+def test_a_number_gets_a_direction_only_after_a_first_wrong_try():
+    ex = predict_number("q", "How many graphs?", 2)
+    first = ex.grade(3).message
+    assert "too" not in first and "not what was measured" in first
+    assert "too high" in ex.grade(3).message and "too low" in ex.grade(1).message
+    # a malformed answer is not an honest try and does not earn a direction
+    forget_tries()
+    assert "a number" in ex.grade("lots").message
+    assert "too" not in ex.grade(5).message
+
+
+def test_the_try_count_outlives_the_exercise_being_built_again():
+    """A check cell builds its exercise anew on every run; the count must not restart."""
+    predict_number("q", "How many?", 4).grade(1)
+    assert "too low" in predict_number("q", "How many?", 4).grade(1).message
+    assert "too" not in predict_number("q", "Another question?", 4).grade(1).message
 
 
 def test_set_answers_ignore_order_and_case():
     ex = predict_set("q", "Which?", ["sin", "add"])
     assert ex.grade(["ADD", "sin"]).ok and ex.grade("sin, add").ok and ex.grade({"sin", "add"}).ok
-    result = ex.grade(["sin", "mul"])
-    assert not result and "'mul' does not belong" in result.message and "1 missing" in result.message
+
+
+def test_a_wrong_set_never_names_which_items_are_wrong():
+    ex = predict_set("q", "Which?", ["a", "b", "c"])
+    first = ex.grade(["a", "d"]).message
+    assert "not the set" in first and "'d'" not in first and "missing" not in first
+    second = ex.grade(["a", "d"]).message
+    assert "1 of your items does not belong" in second and "2 are missing" in second
+    assert "'d'" not in second and "'b'" not in second
 
 
 def test_choice_answers_by_letter_or_text_with_per_option_feedback():
@@ -340,6 +397,13 @@ def test_choice_answers_by_letter_or_text_with_per_option_feedback():
     assert ex.grade("B").ok and ex.grade("The code object").ok
     assert "two closures" in ex.grade("a").message
     assert "one of 'a', 'b'" in ex.grade("c").message
+
+
+def test_a_choice_must_say_why_each_wrong_option_is_wrong():
+    with pytest.raises(ValueError, match="'c'"):
+        predict_choice("q", "?", {"a": "x", "b": "y", "c": "z"}, "a", feedback={"b": "no"})
+    # the option that turns out correct needs none; a measured answer may be any of them
+    predict_choice("q", "?", {"a": "x", "b": "y"}, "a", feedback={"b": "y is not it"})
 
 
 # -- nothing raises -------------------------------------------------------------------------
@@ -361,7 +425,7 @@ def test_no_helper_raises_on_any_answer(broken, answer):
         predict_break_line(broken),
         predict_number("n", "?", 2),
         predict_set("s", "?", ["a"]),
-        predict_choice("c", "?", {"a": "x", "b": "y"}, "a"),
+        predict_choice("c", "?", {"a": "x", "b": "y"}, "a", feedback={"b": "not y"}),
     ]
     for ex in exercises:
         result = ex.grade(answer)
@@ -390,7 +454,8 @@ def every_checker(broken):
                             normalize=str.strip, **kw),
                 [c.compile_id for c in broken.compiles], ["0/0"]),
         "choice": (predict_choice("q1", "Restarted?", {"a": "yes", "b": "no"},
-                                  "a" if broken.compiles[0].restarted else "b", **kw),
+                                  "a" if broken.compiles[0].restarted else "b",
+                                  feedback={"a": "it did not", "b": "it did"}, **kw),
                    "a" if broken.compiles[0].restarted else "b",
                    "b" if broken.compiles[0].restarted else "a"),
     }
@@ -436,6 +501,16 @@ def test_predicting_the_realized_tracker_for_a_lazy_one_explains_laziness(broken
     said = [v.kind for v in step.stack[:-1]] + ["ConstantVariable"]
     verdict = predict_stack(broken, step.index).grade(said)
     assert not verdict and "lazy" in verdict.message
+    assert "LazyConstantVariable" in verdict.message
+
+
+def test_the_general_lazy_tracker_for_an_int_names_the_constant_one(broken):
+    step = next(s for s in broken.compiles[0].steps
+                if s.opname == "LOAD_FAST" and s.argrepr == "n")
+    said = [v.kind for v in step.stack[:-1]] + ["LazyVariableTracker"]
+    verdict = predict_stack(broken, step.index).grade(said)
+    assert not verdict and "LazyConstantVariable" in verdict.message
+    assert "int" in verdict.message
 
 
 # -- review_predictions: the viewer's predict mode read back in Python ------------------------

@@ -8,10 +8,32 @@ from typing import Any
 from .answers import as_list, as_number, short, squash
 from .exercise import Exercise
 
+# Wrong answers so far, per question, kept for the whole kernel: a lesson builds its exercise
+# again each time its check cell runs, and a direction ("too high") is earned by a first
+# honest try, not handed out so that two or three guesses find the number by elimination.
+_wrong_tries: dict[tuple[str, str, str], int] = {}
+
+
+def _count_wrong(key: tuple[str, str, str]) -> int:
+    """Count one more wrong answer to the question `key`; how many there are now."""
+    _wrong_tries[key] = _wrong_tries.get(key, 0) + 1
+    return _wrong_tries[key]
+
+
+def forget_tries() -> None:
+    """Forget every wrong answer counted so far (a fresh start for each exercise)."""
+    _wrong_tries.clear()
+
+
 def predict_number(name: str, question: str, expected: float, *, hint: str = "",
                    explanation: str = "", tolerance: float = 0, prediction: str | None = None,
                    look: str = "") -> Exercise:
-    """A numeric answer (e.g. a counter a lesson measured): ``3``, ``"3"``, ``3.0``, ``"three"``."""
+    """A numeric answer (e.g. a counter a lesson measured): ``3``, ``"3"``, ``3.0``, ``"three"``.
+
+    The first wrong number is only told it is wrong; from the second on, whether it is too
+    high or too low.
+    """
+    key = (name, question, repr(expected))
 
     def check(ans: Any) -> tuple[bool, str]:
         value = as_number(ans)
@@ -19,6 +41,10 @@ def predict_number(name: str, question: str, expected: float, *, hint: str = "",
             return False, f"answer with a number, e.g. 2; got {short(ans)}"
         if abs(value - expected) <= tolerance:
             return True, explanation
+        if _count_wrong(key) == 1:
+            return False, (f"{_fmt(value)} is not what was measured. Work through the "
+                           f"mechanism once more before you try another number; a second "
+                           f"wrong answer is told which way it is off.")
         return False, f"{_fmt(value)} is too {'high' if value > expected else 'low'}."
 
     return Exercise(name, question, check, hint=hint,
@@ -33,8 +59,14 @@ def _fmt(value: float) -> str:
 def predict_set(name: str, question: str, expected: Iterable[str], *, hint: str = "",
                 explanation: str = "", normalize: Callable[[str], str] = squash,
                 prediction: str | None = None, look: str = "") -> Exercise:
-    """A set of names, order free: a list, tuple, set or comma-separated string."""
+    """A set of names, order free: a list, tuple, set or comma-separated string.
+
+    A wrong set is never told which names are wrong (that would let a learner find the set
+    by elimination): the first wrong one only that it is wrong, later ones how many of its
+    names do not belong and how many are missing.
+    """
     want = {normalize(str(e)): str(e) for e in expected}
+    key = (name, question, repr(sorted(want)))
 
     def check(ans: Any) -> tuple[bool, str]:
         items = as_list(ans) if not isinstance(ans, (set, frozenset)) else list(ans)
@@ -45,12 +77,15 @@ def predict_set(name: str, question: str, expected: Iterable[str], *, hint: str 
         missing = [k for k in want if k not in got]
         if not extra and not missing:
             return True, explanation
+        if _count_wrong(key) == 1:
+            return False, ("that is not the set. Decide for each item on its own why it "
+                           "belongs; a second wrong answer is told how many items are off.")
         parts = []
         if extra:
-            parts.append(f"{', '.join(repr(e) for e in sorted(extra))} "
-                         f"{'does' if len(extra) == 1 else 'do'} not belong")
+            parts.append(f"{len(extra)} of your items {'does' if len(extra) == 1 else 'do'} "
+                         f"not belong")
         if missing:
-            parts.append(f"{len(missing)} missing")
+            parts.append(f"{len(missing)} {'is' if len(missing) == 1 else 'are'} missing")
         return False, "; ".join(parts) + "."
 
     return Exercise(name, question, check, hint=hint,
@@ -66,8 +101,16 @@ def predict_choice(name: str, question: str, options: dict[str, str], correct: s
                    look: str = "") -> Exercise:
     """Multiple choice: answer with the letter (``"b"``) or the option's text.
 
-    `feedback` maps a wrong letter to what to tell the learner who picked it.
+    `feedback` maps each wrong letter to why that choice is wrong, told to the learner who
+    picked it; every wrong option needs one (a bare "Not quite." teaches nothing).
     """
+    lacking = [k for k in options if k != correct and not (feedback or {}).get(k)]
+    if correct not in options:
+        raise ValueError(f"predict_choice {name!r}: the correct option {correct!r} is not "
+                         f"one of {', '.join(repr(k) for k in options)}")
+    if lacking:
+        raise ValueError(f"predict_choice {name!r}: say why each wrong option is wrong: "
+                         f"feedback={{...}} has nothing for {', '.join(map(repr, lacking))}")
     keys = {squash(k): k for k in options}
     texts = {squash(v): k for k, v in options.items()}
     listing = "\n".join(f"  {k}) {v}" for k, v in options.items())
@@ -80,7 +123,7 @@ def predict_choice(name: str, question: str, options: dict[str, str], correct: s
             return False, f"answer with one of {', '.join(repr(k) for k in options)}."
         if key == correct:
             return True, explanation
-        return False, (feedback or {}).get(key, "")
+        return False, (feedback or {})[key]
 
     return Exercise(name, f"{question}\n{listing}", check, hint=hint,
                     solution=f"{correct}) {options[correct]}" +

@@ -128,10 +128,20 @@ def _kind_feedback(var: Any, said: Any) -> str:
     lazy_kind = kind_key(var.kind)
     # 'ConstantVariable' said for a 'LazyConstantVariable': the realized form of a lazy one
     said_realized_form = any(lazy_kind != k and lazy_kind.endswith(k) for k in said_keys)
+    constant = lazy_kind == "lazyconstant"
+    if constant and "lazy" in said_keys:
+        return (f"a lazy stand-in, yes, but not the general one: a non-tensor constant "
+                f"argument ({var.python_type or 'int, float, str'}) arrives as a "
+                f"LazyConstantVariable, the stand-in Dynamo makes for plain constants; "
+                f"LazyVariableTracker is the one for tensors and other objects.")
     if var.lazy and not var.realized and (said_realized_form or (
             var.python_type and kind_key(var.python_type) in said_keys)):
-        return ("Dynamo has not built that tracker yet: an input it has not looked at stays "
+        text = ("Dynamo has not built that tracker yet: an input it has not looked at stays "
                 "a lazy stand-in until something needs it.")
+        if constant:
+            text += " For a constant such as an int, float or str that stand-in is a " \
+                    "LazyConstantVariable."
+        return text
     if var.python_type and squash(var.python_type) in {squash(str(said))}:
         return "that is the Python type it models; name the VariableTracker class that models it."
     return "Which tracker models that value at this point?"
@@ -161,6 +171,8 @@ def predict_break_line(recording: Any, answer: Any = ..., *, compile_id: str | N
     gb = compile_.graph_break
     lines = {compile_.firstlineno + i: text.strip()
              for i, text in enumerate(compile_.source_lines)}
+    # the lines this attempt ran an instruction of (inlined calls are other functions' lines)
+    traced = {s.lineno for s in compile_.steps if s.depth == 0 and s.lineno is not None}
 
     def check(ans: Any) -> tuple[bool, str]:
         if ans is None or (isinstance(ans, str) and squash(ans) in {"none", "nobreak", "no"}):
@@ -184,8 +196,16 @@ def predict_break_line(recording: Any, answer: Any = ..., *, compile_id: str | N
         text = lines.get(line)
         if text is None:
             return False, f"line {line} is not part of {compile_.code_name}."
-        return False, (f"line {line} (`{text}`) is captured fine; the break is "
-                       f"{'later' if gb.lineno is not None and line < gb.lineno else 'earlier'}.")
+        if gb.lineno is not None and line > gb.lineno:
+            return False, (f"line {line} (`{text}`) comes after the break: this attempt never "
+                           f"traced it (only a resume function, if Dynamo makes one, does). "
+                           f"The break is earlier.")
+        if line not in traced:
+            return False, (f"line {line} (`{text}`) was never traced in this attempt (no "
+                           f"instruction of it ran), so it cannot be where capture stopped. "
+                           f"The break is later.")
+        return False, (f"line {line} (`{text}`) was traced into the graph without trouble; "
+                       f"the break is later.")
 
     q = question or f"On which line does Dynamo stop capturing {compile_.code_name}?"
     solution = _reveal_break(gb) if gb else "no graph break: answer None"
