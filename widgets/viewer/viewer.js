@@ -684,19 +684,427 @@ export function announcer() {
   };
 }
 
+// ---- js/navigation.js ------------------------------------------------------------------------
+
+// Where a step is and how to get elsewhere: the file and line a learner knows it by, the
+// timeline's marks (which steps add graph nodes or guards, where the graph break and a
+// restart are, where inlined calls run, the runs of the current line), stepping over an
+// inlined call, running to the end of one, and going to a typed step. Pure functions of a
+// compile (no DOM), so node tests them directly; the controls draw the marks
+// (timeline.js), the Viewer turns an action into a step.
+//
+// An inlined call in the recording: Dynamo's InliningInstructionTranslator runs the
+// callee's instructions one level deeper (`depth`), and they are recorded before the
+// caller's CALL that started them, which is recorded when the callee has returned. So the
+// steps of one call are a run of deeper steps, and the caller's CALL comes right after.
+
+// -- where a step is -------------------------------------------------------------------------
+
+/** A file as a learner knows it: a Jupyter cell's temporary file (IPython writes each cell
+ * to /tmp/ipykernel_<pid>/<hash>.py) is "cell"; any other file, its base name. */
+export function fileLabel(filename) {
+  const f = String(filename || "");
+  if (/(^|[\\/])ipykernel_\d+[\\/][^\\/]+\.py$/.test(f) || /^<ipython-input-\d+/.test(f)) return "cell";
+  return f.split(/[\\/]/).pop();
+}
+
+/** For a step with no line of its own, the line its frame reaches next (the def line of an
+ * inlined function, for the instructions before its first line); null for a step that has
+ * a line, or when the frame never reaches one. */
+export function lineBefore(c, i) {
+  const s = c.steps[i];
+  if (!s || s.lineno != null) return null;
+  const next = memo(c, "lineBefore", () => {
+    const out = new Map();   // step -> the line reached next in its frame
+    const pending = new Map();   // frame key -> the steps waiting for a line
+    c.steps.forEach((t, j) => {
+      const key = `${t.depth}:${t.code}:${JSON.stringify(t.inline_stack)}`;
+      if (t.lineno == null) {
+        if (!pending.has(key)) pending.set(key, []);
+        pending.get(key).push(j);
+      } else if (pending.has(key)) {
+        for (const w of pending.get(key)) out.set(w, t.lineno);
+        pending.delete(key);
+      }
+    });
+    return out;
+  });
+  if (next.has(i)) return next.get(i);
+  const info = c.codes[s.code];
+  return info ? info.firstlineno : null;
+}
+
+/** The kinds of mark a step can carry on the timeline (bits of `timelineMarks`). */
+export const MARK = { node: 1, guard: 2, break: 4, restart: 8, inlined: 16, call: 32 };
+
+/** Per step, the marks it carries: MARK bits in a Uint8Array. `inlined` is every step
+ * run inside an inlined call; `call` is the first step of one (where the call begins). */
+export function timelineMarks(c) {
+  return memo(c, "timeline", () => {
+    const n = c.steps.length, marks = new Uint8Array(n);
+    for (let j = 0; j < n; j++) {
+      const s = c.steps[j];
+      let m = 0;
+      if (s.nodes_added.length) m |= MARK.node;
+      if (s.guards_added.length) m |= MARK.guard;
+      if (s.depth > 0) m |= MARK.inlined;
+      if (j > 0 && s.depth > c.steps[j - 1].depth) m |= MARK.call;
+      marks[j] = m;
+    }
+    const b = breakStep(c);
+    if (b != null) marks[b] |= c.outcome === "restarted" ? MARK.restart : MARK.break;
+    return marks;
+  });
+}
+
+/** The timeline at `width` pixels: per pixel column, the OR of the marks of its steps. */
+export function timelineBins(c, width) {
+  const marks = timelineMarks(c), n = marks.length;
+  const w = Math.max(1, Math.floor(width));
+  const bins = new Uint8Array(w);
+  for (let j = 0; j < n; j++) bins[binOf(n, w, j)] |= marks[j];
+  return bins;
+}
+
+/** The pixel column of step j on a timeline of w columns for n steps. */
+export function binOf(n, w, j) {
+  return n <= 1 ? 0 : Math.min(w - 1, Math.floor((j * w) / n));
+}
+
+/** The steps of pixel column x (of w) for n steps, [lo, hi): with fewer steps than
+ * columns, a step is a band of columns and each column is within one step. */
+export function columnSteps(n, w, x) {
+  if (n <= 0) return [0, 0];
+  if (n < w) {
+    const j = Math.min(n - 1, Math.floor((x * n) / w));
+    return [j, j + 1];
+  }
+  const at = (col) => Math.min(n, Math.ceil((col * n) / w));
+  return [at(x), x + 1 >= w ? n : at(x + 1)];
+}
+
+const PRIORITY = [MARK.break, MARK.restart, MARK.node, MARK.guard, MARK.call];
+
+/** The step a click at pixel column x (of w) means: the most telling marked step within
+ * `reach` columns of it (a break, then a node, a guard, the start of a call; the nearest
+ * first), else the first step of that column. */
+export function stepAtColumn(c, w, x, reach = 2) {
+  const marks = timelineMarks(c), n = marks.length;
+  if (!n) return 0;
+  if (x >= w) return n - 1;   // past the right end: the last step
+  x = Math.max(0, Math.floor(x));
+  for (const kind of PRIORITY) {
+    for (let d = 0; d <= reach; d++) {
+      for (const col of d ? [x - d, x + d] : [x]) {
+        if (col < 0 || col >= w) continue;
+        const [lo, hi] = columnSteps(n, w, col);
+        for (let j = lo; j < hi; j++) if (marks[j] & kind) return j;
+      }
+    }
+  }
+  return Math.min(columnSteps(n, w, x)[0], n - 1);
+}
+
+/** For each (code, line), the runs of consecutive steps on it, as [first, last] pairs:
+ * the timeline marks the current line's runs. A run ends where another line or another
+ * frame's step (an inlined call) comes in between. */
+export function lineRuns(c, i) {
+  const s = c.steps[i];
+  if (!s || s.lineno == null) return [];
+  const all = memo(c, "lineRuns", () => {
+    const runs = new Map();
+    let key = null, start = 0;
+    const close = (end) => {
+      if (key == null) return;
+      if (!runs.has(key)) runs.set(key, []);
+      runs.get(key).push([start, end]);
+    };
+    c.steps.forEach((t, j) => {
+      const k = t.lineno == null ? null : `${t.code}:${t.depth}:${t.lineno}`;
+      if (k !== key) {
+        close(j - 1);
+        key = k;
+        start = j;
+      }
+    });
+    close(c.steps.length - 1);
+    return runs;
+  });
+  return all.get(`${s.code}:${s.depth}:${s.lineno}`) || [];
+}
+
+// -- inlined calls ---------------------------------------------------------------------------
+
+/** The next step after i at depth `depth` or shallower (null if none). */
+function nextAtOrAbove(c, i, depth) {
+  const steps = c.steps;
+  for (let j = i + 1; j < steps.length; j++) if (steps[j].depth <= depth) return j;
+  return null;
+}
+
+/** Step over: where step i's next step begins an inlined call, the step after the whole
+ * call (the caller's CALL, once the callee has returned); null where no call begins. */
+export function stepOver(c, i) {
+  const s = c.steps[i], next = c.steps[i + 1];
+  if (!s || !next || next.depth <= s.depth) return null;
+  return nextAtOrAbove(c, i, s.depth);
+}
+
+/** Run to the end of the inlined call step i is in: the caller's step that the call
+ * returns to (its CALL); null in the frame itself, or when the recording ends first. */
+export function stepOut(c, i) {
+  const s = c.steps[i];
+  if (!s || s.depth === 0) return null;
+  return nextAtOrAbove(c, i, s.depth - 1);
+}
+
+/** The step a typed text names: an integer within the compile, else null. `clamped`
+ * says a number past either end was brought inside. */
+export function typedStep(c, text) {
+  const t = String(text).trim();
+  if (!/^-?\d+$/.test(t) || !c.steps.length) return null;
+  const n = Number(t), to = Math.max(0, Math.min(n, lastStep(c)));
+  return { to, clamped: to !== n };
+}
+
+/** What a navigation action asks for at step i: {to} (null: nowhere), with the note the
+ * jump leaves or what is said when there is nowhere to go; undefined for other actions. */
+export function navigate(action, c, i) {
+  if (action === "over") {
+    return { to: stepOver(c, i), none: "The next step does not begin an inlined call: forward (→) steps." };
+  }
+  if (action === "out") {
+    const to = stepOut(c, i);
+    return { to, note: to != null ? "The inlined call returned here, to its caller's CALL." : null,
+      none: c.steps[i] && c.steps[i].depth ? "The recording ends inside this inlined call." : "This step is in the frame itself, not in an inlined call." };
+  }
+  if (typeof action === "string" && action.startsWith("goto:")) {
+    const t = typedStep(c, action.slice(5));
+    if (!t) return { to: null, none: `Type a step number from 0 to ${lastStep(c)}.` };
+    return { to: t.to, note: t.clamped ? `Steps are numbered 0 to ${lastStep(c)}: this is step ${t.to}.` : null };
+  }
+  return undefined;
+}
+
+// ---- js/timeline.js --------------------------------------------------------------------------
+
+// The timeline: a strip under the step controls, the whole compile from its first step to
+// its last, with a mark wherever a step adds graph nodes or guards, where the graph break
+// or the restart is, where inlined calls run, and where the current line ran. A click goes
+// to the marked step under the pointer (navigation.js says which); the pointer's step is
+// the strip's tooltip. Drawn on a canvas, so a 140,000-step compile costs what 12 do:
+// the marks are drawn once per compile and width, each step redraws the cursor and the
+// current line's runs over them.
+
+const HEIGHT = 12;   // CSS px; the lanes, top to bottom: nodes, guards, inlined calls, this line
+const LANES = { node: [0, 4], guard: [4, 4], inlined: [8, 2], line: [10, 2] };
+
+/** What the timeline says for step j, as its tooltip. */
+function stepTip(c, j) {
+  const s = c.steps[j];
+  if (!s) return "";
+  const did = [];
+  if (s.nodes_added.length) did.push(`adds ${s.nodes_added.join(", ")}`);
+  if (s.guards_added.length) did.push(`installs ${plural(s.guards_added.length, "guard")}`);
+  const m = timelineMarks(c)[j];
+  if (m & MARK.break) did.push("the graph break");
+  if (m & MARK.restart) did.push("the restart: Dynamo traces the frame again");
+  if (m & MARK.call) did.push(`begins the inlined call of ${s.code_name}`);
+  return `step ${j} · line ${s.lineno ?? "?"} in ${s.code_name}${s.depth ? " (inlined)" : ""} · ${instructionOf(s)}` +
+    `${did.length ? ` · ${did.join(", ")}` : ""} · click to go there`;
+}
+
+/** The timeline of the compile shown: {el, selectCompile(compile), paint(view)}. */
+export function timeline() {
+  const canvas = h("canvas", { class: "dl-timeline-canvas", width: 1, height: 1 });
+  const el = h("div", { class: "dl-timeline", role: "img" }, canvas);
+  let c = null, i = 0, width = 0, base = null, colours = null, theme = null, runs = null;
+
+  function themeKey() {
+    const dark = typeof matchMedia === "function" && matchMedia("(prefers-color-scheme: dark)").matches;
+    return `${document.body ? document.body.dataset.jpThemeName || "" : ""}|${dark}`;
+  }
+
+  function readColours() {
+    const style = getComputedStyle(el);
+    const get = (name, fallback) => style.getPropertyValue(name).trim() || fallback;
+    colours = {
+      node: get("--dl-tl-node", "#1976d2"), guard: get("--dl-tl-guard", "#e65100"),
+      break: get("--dl-tl-break", "#d32f2f"), restart: get("--dl-tl-restart", "#7b1fa2"),
+      inlined: get("--dl-tl-inlined", "#9e9e9e"), line: get("--dl-tl-line", "#1976d2"),
+      cursor: get("--dl-tl-cursor", "#212121"),
+    };
+  }
+
+  /** The marks of the whole compile, drawn once per compile, width and theme. */
+  function drawBase() {
+    const dpr = (typeof devicePixelRatio === "number" && devicePixelRatio) || 1;
+    base = document.createElement("canvas");
+    base.width = Math.round(width * dpr);
+    base.height = Math.round(HEIGHT * dpr);
+    const ctx = base.getContext("2d");
+    if (!ctx) return;
+    ctx.scale(dpr, dpr);
+    const marks = timelineMarks(c), n = marks.length;
+    const put = (x, w, lane, colour) => {
+      ctx.fillStyle = colour;
+      ctx.fillRect(x, LANES[lane][0], w, LANES[lane][1]);
+    };
+    const full = (x, colour) => {
+      ctx.fillStyle = colour;
+      ctx.fillRect(Math.min(x, width - 2), 0, 2, HEIGHT);
+    };
+    const each = (draw) => {   // every column (or every step, if there are fewer steps)
+      if (n < width) {
+        const band = width / n, tick = Math.max(2, Math.min(4, band - 1));
+        for (let j = 0; j < n; j++) draw(marks[j], (j + 0.5) * band - tick / 2, tick, band);
+      } else {
+        for (let x = 0; x < width; x++) {
+          const [lo, hi] = columnSteps(n, width, x);
+          let m = 0;
+          for (let j = lo; j < hi; j++) m |= marks[j];
+          draw(m, x, 1, 1);
+        }
+      }
+    };
+    each((m, x, w, band) => {
+      if (m & MARK.inlined) put(x - (band - w) / 2, band, "inlined", colours.inlined);   // the whole band
+    });
+    each((m, x, w) => {
+      if (m & MARK.node) put(x, w, "node", colours.node);
+      if (m & MARK.guard) put(x, w, "guard", colours.guard);
+    });
+    each((m, x) => {
+      if (m & MARK.break) full(x, colours.break);
+      if (m & MARK.restart) full(x, colours.restart);
+    });
+  }
+
+  /** The current line's runs, as [x, w] spans at this width (made once per line). */
+  function lineSpans() {
+    const list = lineRuns(c, i), n = c.steps.length;
+    if (runs && runs.list === list) return runs.spans;
+    const spans = list.map(([a, b]) => {
+      const x0 = (a * width) / n, x1 = ((b + 1) * width) / n;
+      return [x0, Math.max(1, x1 - x0)];
+    });
+    runs = { list, spans };
+    return spans;
+  }
+
+  function draw() {
+    if (!c || !width || !c.steps.length) return;
+    const key = themeKey();
+    if (!colours || key !== theme) {
+      theme = key;
+      readColours();
+      base = null;
+    }
+    if (!base) drawBase();
+    const dpr = base.width / width;
+    if (canvas.width !== base.width || canvas.height !== base.height) {
+      canvas.width = base.width;
+      canvas.height = base.height;
+    }
+    const ctx = canvas.getContext("2d");
+    if (!ctx) return;
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.clearRect(0, 0, canvas.width, canvas.height);
+    ctx.drawImage(base, 0, 0);
+    ctx.scale(dpr, dpr);
+    ctx.fillStyle = colours.line;
+    for (const [x, w] of lineSpans()) ctx.fillRect(x, LANES.line[0], w, LANES.line[1]);
+    const n = c.steps.length;
+    const x = n <= 1 ? 0 : ((i + 0.5) * width) / n;
+    ctx.fillStyle = colours.cursor;
+    ctx.fillRect(Math.max(0, Math.min(width - 2, x - 1)), 0, 2, HEIGHT);
+  }
+
+  if (typeof ResizeObserver === "function") {
+    new ResizeObserver((entries) => {
+      const w = Math.floor(entries[entries.length - 1].contentRect.width);
+      if (w === width) return;
+      width = w;
+      base = runs = null;
+      draw();
+    }).observe(el);
+  }
+
+  /** The step a pointer at clientX means. */
+  function stepAt(clientX) {
+    const r = el.getBoundingClientRect();
+    return stepAtColumn(c, Math.max(1, Math.floor(r.width)), clientX - r.left);
+  }
+
+  el.addEventListener("pointermove", (e) => {
+    if (!c || !c.steps.length) return;
+    const tip = stepTip(c, stepAt(e.clientX));
+    if (el.title !== tip) el.title = tip;
+  });
+  // The Viewer turns a click into a step through the clicked element's data-action: this
+  // listener (on the strip) runs before the Viewer's (on its root) and sets it.
+  el.addEventListener("click", (e) => {
+    if (c && c.steps.length) el.dataset.action = `goto:${stepAt(e.clientX)}`;
+  });
+
+  function selectCompile(compile) {
+    c = compile.c;
+    base = runs = null;
+    el.hidden = !c || !c.steps.length;
+    if (!c) return;
+    const marks = timelineMarks(c);
+    let nodes = 0, guards = 0, calls = 0;
+    for (const m of marks) {
+      if (m & MARK.node) nodes++;
+      if (m & MARK.guard) guards++;
+      if (m & MARK.call) calls++;
+    }
+    el.setAttribute("aria-label", `timeline of steps 0 to ${lastStep(c)}: ${plural(nodes, "step")} adding graph nodes, ` +
+      `${guards} installing guards, ${plural(calls, "inlined call")}${c.graph_break ? ", a graph break" : ""}`);
+  }
+
+  function paint(view) {
+    if (!view.c) return;
+    c = view.c;
+    i = view.i;
+    draw();
+  }
+
+  return { el, selectCompile, paint };
+}
+
 // ---- js/controls.js --------------------------------------------------------------------------
 
-// The controls: the compile selector, play / slider / previous / next, the jumps, and the
-// keys. They show where the viewer stands (`paint(view)`) and carry what they do as
-// `data-action`; the Viewer listens on its root and turns a click, a key, a choice of
-// compile or a move of the slider into a step.
+// The controls: the compile selector, play / slider / previous / next, the timeline, the
+// jumps, "go to step", and the keys (with the list of them that "keys" shows). They show
+// where the viewer stands (`paint(view)`) and carry what they do as `data-action`; the
+// Viewer listens on its root and turns a click, a key, a choice of compile, a move of the
+// slider or a typed step into a step.
 
 /** Key -> action (a letter in either case). */
 export const KEYS = {
   ArrowRight: "forward", ArrowLeft: "back", Home: "first", End: "last",
   l: "line", n: "node", g: "guard", b: "break", Backspace: "return", p: "predict", " ": "play",
+  o: "over", u: "out", j: "goto-focus", "?": "keys",
   "+": "zoom-in", "=": "zoom-in", "-": "zoom-out", "0": "zoom-reset",
 };
+
+/** Every key, as the keys list shows it: [keys, what they do]. */
+export const KEY_HELP = [
+  ["→ ←", "next / previous step"], ["Home End", "first / last step"], ["Space", "play / pause"],
+  ["L", "next step on another source line (steps over calls)"], ["N", "next step that adds a graph node"],
+  ["G", "next step that installs a guard"], ["B", "the step of the graph break"],
+  ["O", "step over the inlined call the next step begins"], ["U", "run to the end of this inlined call (back in its caller)"],
+  ["J", "go to a step: type its number, then Enter"], ["Backspace", "return to where the last jump came from"],
+  ["P", "predict mode"], ["Enter · S · 1–9", "in predict mode: reveal · skip · choose an answer"],
+  ["+ − 0", "zoom the graph in / out / back"], ["Shift+arrows", "pan the graph"],
+  ["Tab, Enter", "reach a guard or a graph node and follow it to its step"], ["?", "show or hide this list"],
+];
+
+/** The timeline's marks, as the keys list explains them: [class, what it marks]. */
+const LEGEND = [["dl-tl-node", "adds graph nodes"], ["dl-tl-guard", "installs guards"],
+  ["dl-tl-break", "graph break"], ["dl-tl-restart", "restart"], ["dl-tl-inlined", "inside an inlined call"],
+  ["dl-tl-line", "the current line's steps"], ["dl-tl-cursor", "the step shown"]];
 
 /** Shift+arrow pans the graph (a plain arrow steps). */
 const PAN_KEYS = { ArrowLeft: "pan-left", ArrowRight: "pan-right", ArrowUp: "pan-up", ArrowDown: "pan-down" };
@@ -707,6 +1115,11 @@ const PAN_KEYS = { ArrowLeft: "pan-left", ArrowRight: "pan-right", ArrowUp: "pan
 export function keyPress(e, asking) {
   if (e.ctrlKey || e.metaKey || e.altKey) return null;
   const tag = e.target && e.target.tagName;
+  if (tag === "INPUT" && e.target.classList.contains("dl-goto") && e.key === "Enter") {
+    e.preventDefault();
+    e.stopPropagation();
+    return `goto:${e.target.value}`;
+  }
   if (tag === "SELECT" || tag === "INPUT") {
     if (e.key in KEYS || e.key.startsWith("Arrow")) e.stopPropagation();
     return null;
@@ -740,10 +1153,23 @@ const BUTTONS = [   // [action, label, title, class]
   ["node", "next node", "next step that adds a node to the FX graph (N)", "dl-next-node"],
   ["guard", "next guard", "next step that installs a guard (G)", "dl-next-guard"],
   ["break", "graph break", "the step where the graph break happened (B)", "dl-graph-break"],
+  ["over", "step over", "step over the inlined call the next step begins: to the caller's CALL once it has returned (O)", "dl-step-over"],
+  ["out", "end of call", "run to the end of this inlined call: to the CALL in its caller that it returns to (U)", "dl-step-out"],
   ["return", "return", "return to where you were before the last jump (Backspace)", "dl-return"],
   ["predict", "predict", "predict mode: before each step forward, say what the instruction will do (P)", "dl-predict-toggle"],
   ["fit", "fit graph", "show the whole FX graph in its pane; off, the graph follows each new node (+ − 0 zoom, Shift+arrows pan)", "dl-fit-graph"],
+  ["keys", "keys", "the keys and the timeline's marks (?)", "dl-keys-toggle"],
 ];
+
+/** The list of keys and of the timeline's marks, shown over the panes by "keys" or "?". */
+function keysPanel() {
+  const close = h("button", { class: "dl-button dl-keys-close", type: "button", "data-action": "keys", title: "hide (? or Esc)" }, "close");
+  return h("div", { class: "dl-keys", hidden: true, role: "dialog", "aria-label": "keys", tabindex: -1 },
+    h("div", { class: "dl-keys-head" }, h("b", null, "Keys"), h("span", { class: "dl-dim" }, " · with the viewer focused (click it or Tab to it)"), close),
+    h("dl", { class: "dl-keys-list" }, KEY_HELP.map(([k, what]) => [h("dt", null, h("kbd", null, k)), h("dd", null, what)])),
+    h("div", { class: "dl-keys-head" }, h("b", null, "The timeline"), h("span", { class: "dl-dim" }, " · under the slider; click a mark to go to its step")),
+    h("ul", { class: "dl-keys-legend" }, LEGEND.map(([cls, what]) => h("li", null, h("span", { class: `dl-swatch ${cls}` }), what))));
+}
 
 function pressed(button, on) {   // a toggle's state, written only when it changes
   if (button.getAttribute("aria-pressed") !== String(on)) button.setAttribute("aria-pressed", String(on));
@@ -758,21 +1184,53 @@ export function controls(rec, titles) {
   }
   buttons.predict.setAttribute("aria-pressed", "false");
   buttons.fit.setAttribute("aria-pressed", "false");
+  buttons.keys.setAttribute("aria-expanded", "false");
   const selector = h("select", { class: "dl-compile", title: "the compile shown" },
     rec.compiles.map((c, k) => h("option", { value: k }, compileTitle(titles, c, k))));
   const slider = h("input", { class: "dl-slider", type: "range", min: 0, max: 0, value: 0, title: "step", "aria-label": "step" });
   const position = h("span", { class: "dl-position dl-stepno" });
+  const goto = h("input", { class: "dl-goto", type: "text", inputmode: "numeric", size: 7, placeholder: "go to step",
+    title: "go to a step: type its number, then Enter (J)", "aria-label": "go to step" });
+  const strip = timeline();
+  const keys = keysPanel();
   const b = buttons;
   const bar = h("div", { class: "dl-bar" }, selector);
   const speed = h("select", { class: "dl-speed", title: "how fast play steps" },
     [1, 2, 4, 8, 16].map((x) => h("option", { value: x }, `${x}×`)));
-  const steps = h("div", { class: "dl-controls" }, b.first, b.back, b.play, speed, b.forward, b.last, slider, position);
-  const jumps = h("div", { class: "dl-jumps" }, b.line, b.node, b.guard, b.break, b.return, b.predict, b.fit);
+  const steps = h("div", { class: "dl-controls" }, b.first, b.back, b.play, speed, b.forward, b.last,
+    h("div", { class: "dl-track" }, slider, strip.el), position, goto);
+  const jumps = h("div", { class: "dl-jumps" }, b.line, b.node, b.guard, b.break, b.over, b.out, b.return, b.predict, b.fit, b.keys, keys);
+  keys.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") { e.stopPropagation(); act("keys"); }
+  });
+  goto.addEventListener("keydown", (e) => {   // after Enter the keys step again
+    if (e.key === "Enter") setTimeout(() => { const root = goto.closest(".dl-viewer"); if (root) root.focus({ preventScroll: true }); }, 0);
+  });
 
   function selectCompile(c, k) {
     selector.value = String(k);
     slider.max = String(lastStep(c));
-    slider.disabled = !c.steps.length;
+    slider.disabled = goto.disabled = !c.steps.length;
+    goto.placeholder = c.steps.length ? `go to 0–${lastStep(c)}` : "go to step";
+    strip.selectCompile({ c, k });
+  }
+
+  /** An action the controls carry out at step i of compile c: a navigation action
+   * (navigation.js) through `jump(to, note, none)`, the Viewer's jump; showing the keys;
+   * the cursor put in "go to step". Returns whether the action was theirs. */
+  function act(action, c, i, jump) {
+    const nav = c ? navigate(action, c, i) : undefined;
+    if (nav) jump(nav.to, nav.note, nav.none);
+    else if (action === "keys") {
+      keys.hidden = !keys.hidden;
+      pressed(b.keys, !keys.hidden);
+      b.keys.setAttribute("aria-expanded", String(!keys.hidden));
+      if (!keys.hidden) keys.focus({ preventScroll: true });
+      else if (keys.contains(document.activeElement)) b.keys.closest(".dl-viewer")?.focus({ preventScroll: true });
+    } else if (action === "goto-focus") {
+      if (!goto.disabled) { goto.focus(); goto.select(); }
+    } else return false;
+    return true;
   }
 
   function paint(view) {
@@ -787,6 +1245,7 @@ export function controls(rec, titles) {
     slider.value = String(i);
     slider.setAttribute("aria-valuetext", stepSpoken(c, i));
     position.textContent = stepLabel(c, i);
+    strip.paint(view);
     const atEnd = i >= lastStep(c);
     b.first.disabled = b.back.disabled = i <= 0;
     b.forward.disabled = b.last.disabled = b.line.disabled = atEnd;
@@ -794,16 +1253,20 @@ export function controls(rec, titles) {
     b.node.disabled = nextNode(c, i) == null;
     b.guard.disabled = nextGuard(c, i) == null;
     b.break.disabled = breakStep(c) == null;
+    b.over.disabled = stepOver(c, i) == null;
+    b.out.disabled = stepOut(c, i) == null;
     b.return.disabled = !view.returnable;
   }
 
   /** Nothing to control: a recording with no compiles. */
   function disable() {
-    for (const el of [...Object.values(buttons), selector, slider, speed]) el.disabled = true;
+    for (const el of [...Object.values(buttons), selector, slider, speed, goto]) el.disabled = true;
+    b.keys.disabled = false;
+    strip.el.hidden = true;
     position.textContent = stepLabel(null, 0);
   }
 
-  return { bar, steps, jumps, buttons, selector, slider, speed, selectCompile, paint, disable };
+  return { bar, steps, jumps, buttons, selector, slider, speed, goto, selectCompile, paint, disable, act };
 }
 
 // ---- js/provenance.js ------------------------------------------------------------------------
@@ -1100,8 +1563,8 @@ export function compileSummary(rec) {
   if (!rec.compiles.length) el.append(h("div", { class: "dl-banner" }, "Nothing was compiled while recording."));
 
   function selectCompile({ titles, c, k }) {
-    const name = c.filename.split("/").pop();
-    const facts = [`${name}:${c.firstlineno}`, `outcome: ${c.outcome}`, `${c.steps.length} steps`,
+    const name = fileLabel(c.filename);   // steps counted as the controls count them: 0 to the last
+    const facts = [`${name}:${c.firstlineno}`, `outcome: ${c.outcome}`, c.steps.length ? `steps 0–${lastStep(c)}` : "no steps",
       `${c.nodes.filter((n) => n.in_graph).length} graph nodes`, `${c.guard_details.length} guards`];
     const out = [h("div", { class: "dl-head" }, h("b", null, compileTitle(titles, c, k)), h("span", { class: "dl-dim" }, ` · ${facts.join(" · ")}`))];
     c.recompile_reasons.forEach((reason, r) => {
@@ -1133,19 +1596,46 @@ export function compileSummary(rec) {
 // ---- js/panes/caption.js ---------------------------------------------------------------------
 
 // The caption under the controls: what step i is and what it did (the line, the
-// instruction, the nodes and guards it added), a graph break or step cap met there, and
-// the note a jump leaves (where it came from, and that return goes back).
+// instruction, the nodes and guards it added, a node it renamed), a graph break or step
+// cap met there, and the note a jump leaves (where it came from, and that return goes back).
+
+/** For each step, the step of its caller that was last run before it (where an inlined
+ * call was made from), or null in the frame itself. */
+function callerSteps(c) {
+  return memo(c, "callers", () => {
+    const last = [];   // per depth, the last step seen at it
+    return c.steps.map((s, j) => {
+      last[s.depth] = j;
+      last.length = s.depth + 1;
+      return s.depth > 0 && last[s.depth - 1] != null ? last[s.depth - 1] : null;
+    });
+  });
+}
+
+/** The function step j runs, named as a learner knows it: a method with the class of its
+ * `self` as the recording read it (`Block.forward`), else the code's name. */
+export function functionName(c, j) {
+  const s = c.steps[j];
+  if (!s) return null;
+  const self = s.locals && s.locals.self != null ? c.vars[s.locals.self] : null;
+  const cls = self && self.python_type;
+  return cls && /^[A-Za-z_][\w.]*$/.test(cls) && s.code_name !== "<module>" ? `${cls}.${s.code_name}` : s.code_name;
+}
 
 /** The caption's facts about step i (null for a compile with no steps). */
 export function stepSummary(c, i) {
   const s = c.steps[i];
   if (!s) return null;
+  const caller = s.depth > 0 ? callerSteps(c)[i] : null;
   return {
     label: stepLabel(c, i),
     lineno: s.lineno,
-    code_name: s.code_name,
-    inlinedFrom: s.inline_stack.length ? s.inline_stack[s.inline_stack.length - 1][0] : null,
+    before: lineBefore(c, i),
+    code_name: functionName(c, i),
+    inlinedFrom: s.inline_stack.length ?
+      (caller != null ? functionName(c, caller) : s.inline_stack[s.inline_stack.length - 1][0]) : null,
     instruction: instructionOf(s),
+    renamed: s.nodes_renamed || [],
     nodes: s.nodes_added,
     guards: s.guards_added.length,
     guardKinds: [...new Set(s.guards_added.map((g) => c.guard_details[g].kind))].sort(),
@@ -1154,12 +1644,18 @@ export function stepSummary(c, i) {
   };
 }
 
+/** A piece of Dynamo's text ended as a sentence, so the next one does not run into it. */
+function sentence(text) {
+  const t = String(text).trimEnd();
+  return /[.!?]$/.test(t) ? t : `${t}.`;
+}
+
 /** What Dynamo does at the graph break, said where it happens, with Dynamo's own
  * explanation and hints for it (help.js). */
 function breakBanner(rec, c, k) {
   const gb = c.graph_break;
-  const out = [h("b", null, "Graph break here:"), " ", gb.reason];
-  if (gb.explanation) out.push(` — ${gb.explanation}`);
+  const out = [h("b", null, "Graph break here:"), " ", gb.explanation ? gb.reason : sentence(gb.reason)];
+  if (gb.explanation) out.push(` — ${sentence(gb.explanation)}`);
   if (c.outcome === "restarted") {
     out.push(" Dynamo abandons this attempt and traces the frame again (the next attempt), this time stopping before this instruction.");
   } else if (c.resume_functions.length) {
@@ -1182,9 +1678,13 @@ export function captionPane() {
       const did = [];
       if (d.nodes.length) did.push([`added graph node${d.nodes.length > 1 ? "s" : ""} `, commaList(d.nodes)]);
       if (d.guards) did.push(`installed ${plural(d.guards, "guard")} (${d.guardKinds.join(", ")})`);
+      for (const [from, to] of d.renamed) {
+        did.push(["renamed graph node ", code(from), " to ", code(to), " (Dynamo names a node after the variable it is stored in)"]);
+      }
+      const where = d.lineno != null ? `line ${d.lineno}` : d.before != null ? `before line ${d.before}` : "before its first line";
       out.push(h("div", { class: "dl-caption" },
         h("span", { class: "dl-stepno" }, d.label),
-        ` · ${d.lineno != null ? `line ${d.lineno}` : "line ?"} in `, code(d.code_name),
+        ` · ${where} in `, code(d.code_name),
         d.inlinedFrom != null ? ` (inlined from ${d.inlinedFrom})` : "", " · ",
         h("code", { "data-help-op": c.steps[i].opname, tabindex: 0 }, d.instruction),
         did.length ? [" → ", did.map((x, j) => [j ? "; " : "", x])] : ""));
@@ -1256,6 +1756,8 @@ export function belowBadge(paneEl, body) {
 
 // The source pane: the code running at the step, the current line marked, and the line of
 // the graph break once the break has happened; a long source shows a window around it.
+// A step with no line of its own (MAKE_CELL, COPY_FREE_VARS before a function's first
+// line) marks no line as current: the line it comes before is outlined instead.
 
 export const SOURCE_WINDOW = 40;     // longer sources show this many lines around the current one
 
@@ -1265,20 +1767,22 @@ export function sourceView(c, i) {
   const s = c.steps[i];
   if (!s) return null;
   const info = c.codes[s.code];
-  if (!info || !info.source_lines.length) return { missing: info ? info.filename : "unknown file" };
+  if (!info || !info.source_lines.length) return { missing: info ? fileLabel(info.filename) : "unknown file" };
   const gb = c.graph_break;
   const breakLine = gb && gb.step != null && i >= gb.step && gb.code_name === info.name ? gb.lineno : null;
   const lines = info.source_lines;
+  const before = lineBefore(c, i);
+  const at = s.lineno ?? before;
   let first = 0, last = lines.length;
-  if (lines.length > SOURCE_WINDOW && s.lineno != null) {
-    const centre = s.lineno - info.firstlineno;
+  if (lines.length > SOURCE_WINDOW && at != null) {
+    const centre = at - info.firstlineno;
     first = Math.max(0, Math.min(centre - Math.floor(SOURCE_WINDOW / 3), lines.length - SOURCE_WINDOW));
     last = first + SOURCE_WINDOW;
   }
   const rows = [];
   for (let k = first; k < last; k++) {
     const lineno = info.firstlineno + k;
-    rows.push({ lineno, text: lines[k], current: lineno === s.lineno, broke: lineno === breakLine });
+    rows.push({ lineno, text: lines[k], current: lineno === s.lineno, before: lineno === before, broke: lineno === breakLine });
   }
   return { rows, above: first, below: lines.length - last };
 }
@@ -1302,7 +1806,7 @@ export function sourcePane() {
       view.above ? textRow("dl-more", `… ${view.above} line(s) above`) : null,
       ...view.rows.map((r) => ({
         key: `${s.code}:${r.lineno}`,
-        cls: `dl-row${r.broke ? " dl-break" : ""}${r.current ? " dl-current" : ""}`,
+        cls: `dl-row${r.broke ? " dl-break" : ""}${r.current ? " dl-current" : ""}${r.before ? " dl-before" : ""}`,
         current: r.current,
         make: () => h("span", { "data-line": r.lineno },
           `${String(r.lineno).padStart(4)} `, h("span", { class: "dl-mark" }), " ", r.text),
@@ -1313,7 +1817,7 @@ export function sourcePane() {
 
   /** After every pane has painted: the current line scrolled into the pane's view. */
   function reveal() {
-    scrollIntoPane(p.body, [p.body.querySelector(".dl-row.dl-current")], { centre: true });
+    scrollIntoPane(p.body, [p.body.querySelector(".dl-row.dl-current, .dl-row.dl-before")], { centre: true });
   }
 
   return { el: p.el, selectCompile: () => resetPane(p), paint, reveal };
@@ -2347,7 +2851,7 @@ export class Viewer {
     if (!this.rec || !this.rec.compiles.length) return;
     const c = this.current, i = this.step, k = this.compile;
     const jump = (to, note, none) => (to != null ? this.go(k, to, { jump: true, note }) : none && this.go(k, i, { note: none, save: false }));
-    switch (action) {
+    switch (this.controls.act(action, c, i, jump) ? null : action) {   // over, out, goto:N, keys: the controls'
       case "first": this.go(k, 0); break;
       case "back": this.go(k, i - 1); break;
       case "forward": this.forward(); break;

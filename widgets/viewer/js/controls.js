@@ -1,18 +1,39 @@
-// The controls: the compile selector, play / slider / previous / next, the jumps, and the
-// keys. They show where the viewer stands (`paint(view)`) and carry what they do as
-// `data-action`; the Viewer listens on its root and turns a click, a key, a choice of
-// compile or a move of the slider into a step.
+// The controls: the compile selector, play / slider / previous / next, the timeline, the
+// jumps, "go to step", and the keys (with the list of them that "keys" shows). They show
+// where the viewer stands (`paint(view)`) and carry what they do as `data-action`; the
+// Viewer listens on its root and turns a click, a key, a choice of compile, a move of the
+// slider or a typed step into a step.
 
 import { compileTitle, lastStep, nextGuard, nextNode, breakStep, stepLabel } from "./recording.js";
 import { h } from "./dom.js";
 import { stepSpoken } from "./help.js";
+import { navigate, stepOut, stepOver } from "./navigation.js";
+import { timeline } from "./timeline.js";
 
 /** Key -> action (a letter in either case). */
 export const KEYS = {
   ArrowRight: "forward", ArrowLeft: "back", Home: "first", End: "last",
   l: "line", n: "node", g: "guard", b: "break", Backspace: "return", p: "predict", " ": "play",
+  o: "over", u: "out", j: "goto-focus", "?": "keys",
   "+": "zoom-in", "=": "zoom-in", "-": "zoom-out", "0": "zoom-reset",
 };
+
+/** Every key, as the keys list shows it: [keys, what they do]. */
+export const KEY_HELP = [
+  ["→ ←", "next / previous step"], ["Home End", "first / last step"], ["Space", "play / pause"],
+  ["L", "next step on another source line (steps over calls)"], ["N", "next step that adds a graph node"],
+  ["G", "next step that installs a guard"], ["B", "the step of the graph break"],
+  ["O", "step over the inlined call the next step begins"], ["U", "run to the end of this inlined call (back in its caller)"],
+  ["J", "go to a step: type its number, then Enter"], ["Backspace", "return to where the last jump came from"],
+  ["P", "predict mode"], ["Enter · S · 1–9", "in predict mode: reveal · skip · choose an answer"],
+  ["+ − 0", "zoom the graph in / out / back"], ["Shift+arrows", "pan the graph"],
+  ["Tab, Enter", "reach a guard or a graph node and follow it to its step"], ["?", "show or hide this list"],
+];
+
+/** The timeline's marks, as the keys list explains them: [class, what it marks]. */
+const LEGEND = [["dl-tl-node", "adds graph nodes"], ["dl-tl-guard", "installs guards"],
+  ["dl-tl-break", "graph break"], ["dl-tl-restart", "restart"], ["dl-tl-inlined", "inside an inlined call"],
+  ["dl-tl-line", "the current line's steps"], ["dl-tl-cursor", "the step shown"]];
 
 /** Shift+arrow pans the graph (a plain arrow steps). */
 const PAN_KEYS = { ArrowLeft: "pan-left", ArrowRight: "pan-right", ArrowUp: "pan-up", ArrowDown: "pan-down" };
@@ -23,6 +44,11 @@ const PAN_KEYS = { ArrowLeft: "pan-left", ArrowRight: "pan-right", ArrowUp: "pan
 export function keyPress(e, asking) {
   if (e.ctrlKey || e.metaKey || e.altKey) return null;
   const tag = e.target && e.target.tagName;
+  if (tag === "INPUT" && e.target.classList.contains("dl-goto") && e.key === "Enter") {
+    e.preventDefault();
+    e.stopPropagation();
+    return `goto:${e.target.value}`;
+  }
   if (tag === "SELECT" || tag === "INPUT") {
     if (e.key in KEYS || e.key.startsWith("Arrow")) e.stopPropagation();
     return null;
@@ -56,10 +82,23 @@ const BUTTONS = [   // [action, label, title, class]
   ["node", "next node", "next step that adds a node to the FX graph (N)", "dl-next-node"],
   ["guard", "next guard", "next step that installs a guard (G)", "dl-next-guard"],
   ["break", "graph break", "the step where the graph break happened (B)", "dl-graph-break"],
+  ["over", "step over", "step over the inlined call the next step begins: to the caller's CALL once it has returned (O)", "dl-step-over"],
+  ["out", "end of call", "run to the end of this inlined call: to the CALL in its caller that it returns to (U)", "dl-step-out"],
   ["return", "return", "return to where you were before the last jump (Backspace)", "dl-return"],
   ["predict", "predict", "predict mode: before each step forward, say what the instruction will do (P)", "dl-predict-toggle"],
   ["fit", "fit graph", "show the whole FX graph in its pane; off, the graph follows each new node (+ − 0 zoom, Shift+arrows pan)", "dl-fit-graph"],
+  ["keys", "keys", "the keys and the timeline's marks (?)", "dl-keys-toggle"],
 ];
+
+/** The list of keys and of the timeline's marks, shown over the panes by "keys" or "?". */
+function keysPanel() {
+  const close = h("button", { class: "dl-button dl-keys-close", type: "button", "data-action": "keys", title: "hide (? or Esc)" }, "close");
+  return h("div", { class: "dl-keys", hidden: true, role: "dialog", "aria-label": "keys", tabindex: -1 },
+    h("div", { class: "dl-keys-head" }, h("b", null, "Keys"), h("span", { class: "dl-dim" }, " · with the viewer focused (click it or Tab to it)"), close),
+    h("dl", { class: "dl-keys-list" }, KEY_HELP.map(([k, what]) => [h("dt", null, h("kbd", null, k)), h("dd", null, what)])),
+    h("div", { class: "dl-keys-head" }, h("b", null, "The timeline"), h("span", { class: "dl-dim" }, " · under the slider; click a mark to go to its step")),
+    h("ul", { class: "dl-keys-legend" }, LEGEND.map(([cls, what]) => h("li", null, h("span", { class: `dl-swatch ${cls}` }), what))));
+}
 
 function pressed(button, on) {   // a toggle's state, written only when it changes
   if (button.getAttribute("aria-pressed") !== String(on)) button.setAttribute("aria-pressed", String(on));
@@ -74,21 +113,53 @@ export function controls(rec, titles) {
   }
   buttons.predict.setAttribute("aria-pressed", "false");
   buttons.fit.setAttribute("aria-pressed", "false");
+  buttons.keys.setAttribute("aria-expanded", "false");
   const selector = h("select", { class: "dl-compile", title: "the compile shown" },
     rec.compiles.map((c, k) => h("option", { value: k }, compileTitle(titles, c, k))));
   const slider = h("input", { class: "dl-slider", type: "range", min: 0, max: 0, value: 0, title: "step", "aria-label": "step" });
   const position = h("span", { class: "dl-position dl-stepno" });
+  const goto = h("input", { class: "dl-goto", type: "text", inputmode: "numeric", size: 7, placeholder: "go to step",
+    title: "go to a step: type its number, then Enter (J)", "aria-label": "go to step" });
+  const strip = timeline();
+  const keys = keysPanel();
   const b = buttons;
   const bar = h("div", { class: "dl-bar" }, selector);
   const speed = h("select", { class: "dl-speed", title: "how fast play steps" },
     [1, 2, 4, 8, 16].map((x) => h("option", { value: x }, `${x}×`)));
-  const steps = h("div", { class: "dl-controls" }, b.first, b.back, b.play, speed, b.forward, b.last, slider, position);
-  const jumps = h("div", { class: "dl-jumps" }, b.line, b.node, b.guard, b.break, b.return, b.predict, b.fit);
+  const steps = h("div", { class: "dl-controls" }, b.first, b.back, b.play, speed, b.forward, b.last,
+    h("div", { class: "dl-track" }, slider, strip.el), position, goto);
+  const jumps = h("div", { class: "dl-jumps" }, b.line, b.node, b.guard, b.break, b.over, b.out, b.return, b.predict, b.fit, b.keys, keys);
+  keys.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") { e.stopPropagation(); act("keys"); }
+  });
+  goto.addEventListener("keydown", (e) => {   // after Enter the keys step again
+    if (e.key === "Enter") setTimeout(() => { const root = goto.closest(".dl-viewer"); if (root) root.focus({ preventScroll: true }); }, 0);
+  });
 
   function selectCompile(c, k) {
     selector.value = String(k);
     slider.max = String(lastStep(c));
-    slider.disabled = !c.steps.length;
+    slider.disabled = goto.disabled = !c.steps.length;
+    goto.placeholder = c.steps.length ? `go to 0–${lastStep(c)}` : "go to step";
+    strip.selectCompile({ c, k });
+  }
+
+  /** An action the controls carry out at step i of compile c: a navigation action
+   * (navigation.js) through `jump(to, note, none)`, the Viewer's jump; showing the keys;
+   * the cursor put in "go to step". Returns whether the action was theirs. */
+  function act(action, c, i, jump) {
+    const nav = c ? navigate(action, c, i) : undefined;
+    if (nav) jump(nav.to, nav.note, nav.none);
+    else if (action === "keys") {
+      keys.hidden = !keys.hidden;
+      pressed(b.keys, !keys.hidden);
+      b.keys.setAttribute("aria-expanded", String(!keys.hidden));
+      if (!keys.hidden) keys.focus({ preventScroll: true });
+      else if (keys.contains(document.activeElement)) b.keys.closest(".dl-viewer")?.focus({ preventScroll: true });
+    } else if (action === "goto-focus") {
+      if (!goto.disabled) { goto.focus(); goto.select(); }
+    } else return false;
+    return true;
   }
 
   function paint(view) {
@@ -103,6 +174,7 @@ export function controls(rec, titles) {
     slider.value = String(i);
     slider.setAttribute("aria-valuetext", stepSpoken(c, i));
     position.textContent = stepLabel(c, i);
+    strip.paint(view);
     const atEnd = i >= lastStep(c);
     b.first.disabled = b.back.disabled = i <= 0;
     b.forward.disabled = b.last.disabled = b.line.disabled = atEnd;
@@ -110,14 +182,18 @@ export function controls(rec, titles) {
     b.node.disabled = nextNode(c, i) == null;
     b.guard.disabled = nextGuard(c, i) == null;
     b.break.disabled = breakStep(c) == null;
+    b.over.disabled = stepOver(c, i) == null;
+    b.out.disabled = stepOut(c, i) == null;
     b.return.disabled = !view.returnable;
   }
 
   /** Nothing to control: a recording with no compiles. */
   function disable() {
-    for (const el of [...Object.values(buttons), selector, slider, speed]) el.disabled = true;
+    for (const el of [...Object.values(buttons), selector, slider, speed, goto]) el.disabled = true;
+    b.keys.disabled = false;
+    strip.el.hidden = true;
     position.textContent = stepLabel(null, 0);
   }
 
-  return { bar, steps, jumps, buttons, selector, slider, speed, selectCompile, paint, disable };
+  return { bar, steps, jumps, buttons, selector, slider, speed, goto, selectCompile, paint, disable, act };
 }

@@ -169,7 +169,7 @@ export class Viewer {
     if (!this.rec || !this.rec.compiles.length) return;
     const c = this.current, i = this.step, k = this.compile;
     const jump = (to, note, none) => (to != null ? this.go(k, to, { jump: true, note }) : none && this.go(k, i, { note: none, save: false }));
-    switch (action) {
+    switch (this.controls.act(action, c, i, jump) ? null : action) {   // over, out, goto:N, keys: the controls'
       case "first": this.go(k, 0); break;
       case "back": this.go(k, i - 1); break;
       case "forward": this.forward(); break;

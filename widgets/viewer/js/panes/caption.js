@@ -1,21 +1,49 @@
 // The caption under the controls: what step i is and what it did (the line, the
-// instruction, the nodes and guards it added), a graph break or step cap met there, and
-// the note a jump leaves (where it came from, and that return goes back).
+// instruction, the nodes and guards it added, a node it renamed), a graph break or step
+// cap met there, and the note a jump leaves (where it came from, and that return goes back).
 
-import { instructionOf, lastStep, stepLabel } from "../recording.js";
+import { instructionOf, lastStep, memo, stepLabel } from "../recording.js";
 import { code, commaList, h, plural } from "../dom.js";
 import { breakDetails } from "../help.js";
+import { lineBefore } from "../navigation.js";
+
+/** For each step, the step of its caller that was last run before it (where an inlined
+ * call was made from), or null in the frame itself. */
+function callerSteps(c) {
+  return memo(c, "callers", () => {
+    const last = [];   // per depth, the last step seen at it
+    return c.steps.map((s, j) => {
+      last[s.depth] = j;
+      last.length = s.depth + 1;
+      return s.depth > 0 && last[s.depth - 1] != null ? last[s.depth - 1] : null;
+    });
+  });
+}
+
+/** The function step j runs, named as a learner knows it: a method with the class of its
+ * `self` as the recording read it (`Block.forward`), else the code's name. */
+export function functionName(c, j) {
+  const s = c.steps[j];
+  if (!s) return null;
+  const self = s.locals && s.locals.self != null ? c.vars[s.locals.self] : null;
+  const cls = self && self.python_type;
+  return cls && /^[A-Za-z_][\w.]*$/.test(cls) && s.code_name !== "<module>" ? `${cls}.${s.code_name}` : s.code_name;
+}
 
 /** The caption's facts about step i (null for a compile with no steps). */
 export function stepSummary(c, i) {
   const s = c.steps[i];
   if (!s) return null;
+  const caller = s.depth > 0 ? callerSteps(c)[i] : null;
   return {
     label: stepLabel(c, i),
     lineno: s.lineno,
-    code_name: s.code_name,
-    inlinedFrom: s.inline_stack.length ? s.inline_stack[s.inline_stack.length - 1][0] : null,
+    before: lineBefore(c, i),
+    code_name: functionName(c, i),
+    inlinedFrom: s.inline_stack.length ?
+      (caller != null ? functionName(c, caller) : s.inline_stack[s.inline_stack.length - 1][0]) : null,
     instruction: instructionOf(s),
+    renamed: s.nodes_renamed || [],
     nodes: s.nodes_added,
     guards: s.guards_added.length,
     guardKinds: [...new Set(s.guards_added.map((g) => c.guard_details[g].kind))].sort(),
@@ -24,12 +52,18 @@ export function stepSummary(c, i) {
   };
 }
 
+/** A piece of Dynamo's text ended as a sentence, so the next one does not run into it. */
+function sentence(text) {
+  const t = String(text).trimEnd();
+  return /[.!?]$/.test(t) ? t : `${t}.`;
+}
+
 /** What Dynamo does at the graph break, said where it happens, with Dynamo's own
  * explanation and hints for it (help.js). */
 function breakBanner(rec, c, k) {
   const gb = c.graph_break;
-  const out = [h("b", null, "Graph break here:"), " ", gb.reason];
-  if (gb.explanation) out.push(` — ${gb.explanation}`);
+  const out = [h("b", null, "Graph break here:"), " ", gb.explanation ? gb.reason : sentence(gb.reason)];
+  if (gb.explanation) out.push(` — ${sentence(gb.explanation)}`);
   if (c.outcome === "restarted") {
     out.push(" Dynamo abandons this attempt and traces the frame again (the next attempt), this time stopping before this instruction.");
   } else if (c.resume_functions.length) {
@@ -52,9 +86,13 @@ export function captionPane() {
       const did = [];
       if (d.nodes.length) did.push([`added graph node${d.nodes.length > 1 ? "s" : ""} `, commaList(d.nodes)]);
       if (d.guards) did.push(`installed ${plural(d.guards, "guard")} (${d.guardKinds.join(", ")})`);
+      for (const [from, to] of d.renamed) {
+        did.push(["renamed graph node ", code(from), " to ", code(to), " (Dynamo names a node after the variable it is stored in)"]);
+      }
+      const where = d.lineno != null ? `line ${d.lineno}` : d.before != null ? `before line ${d.before}` : "before its first line";
       out.push(h("div", { class: "dl-caption" },
         h("span", { class: "dl-stepno" }, d.label),
-        ` · ${d.lineno != null ? `line ${d.lineno}` : "line ?"} in `, code(d.code_name),
+        ` · ${where} in `, code(d.code_name),
         d.inlinedFrom != null ? ` (inlined from ${d.inlinedFrom})` : "", " · ",
         h("code", { "data-help-op": c.steps[i].opname, tabindex: 0 }, d.instruction),
         did.length ? [" → ", did.map((x, j) => [j ? "; " : "", x])] : ""));

@@ -1,8 +1,11 @@
 // The source pane: the code running at the step, the current line marked, and the line of
 // the graph break once the break has happened; a long source shows a window around it.
+// A step with no line of its own (MAKE_CELL, COPY_FREE_VARS before a function's first
+// line) marks no line as current: the line it comes before is outlined instead.
 
 import { crumbs, h, noSteps, pane, part, resetPane, setTitle, sync, textRow } from "../dom.js";
 import { scrollIntoPane } from "../scroll.js";
+import { fileLabel, lineBefore } from "../navigation.js";
 
 export const SOURCE_WINDOW = 40;     // longer sources show this many lines around the current one
 
@@ -12,20 +15,22 @@ export function sourceView(c, i) {
   const s = c.steps[i];
   if (!s) return null;
   const info = c.codes[s.code];
-  if (!info || !info.source_lines.length) return { missing: info ? info.filename : "unknown file" };
+  if (!info || !info.source_lines.length) return { missing: info ? fileLabel(info.filename) : "unknown file" };
   const gb = c.graph_break;
   const breakLine = gb && gb.step != null && i >= gb.step && gb.code_name === info.name ? gb.lineno : null;
   const lines = info.source_lines;
+  const before = lineBefore(c, i);
+  const at = s.lineno ?? before;
   let first = 0, last = lines.length;
-  if (lines.length > SOURCE_WINDOW && s.lineno != null) {
-    const centre = s.lineno - info.firstlineno;
+  if (lines.length > SOURCE_WINDOW && at != null) {
+    const centre = at - info.firstlineno;
     first = Math.max(0, Math.min(centre - Math.floor(SOURCE_WINDOW / 3), lines.length - SOURCE_WINDOW));
     last = first + SOURCE_WINDOW;
   }
   const rows = [];
   for (let k = first; k < last; k++) {
     const lineno = info.firstlineno + k;
-    rows.push({ lineno, text: lines[k], current: lineno === s.lineno, broke: lineno === breakLine });
+    rows.push({ lineno, text: lines[k], current: lineno === s.lineno, before: lineno === before, broke: lineno === breakLine });
   }
   return { rows, above: first, below: lines.length - last };
 }
@@ -49,7 +54,7 @@ export function sourcePane() {
       view.above ? textRow("dl-more", `… ${view.above} line(s) above`) : null,
       ...view.rows.map((r) => ({
         key: `${s.code}:${r.lineno}`,
-        cls: `dl-row${r.broke ? " dl-break" : ""}${r.current ? " dl-current" : ""}`,
+        cls: `dl-row${r.broke ? " dl-break" : ""}${r.current ? " dl-current" : ""}${r.before ? " dl-before" : ""}`,
         current: r.current,
         make: () => h("span", { "data-line": r.lineno },
           `${String(r.lineno).padStart(4)} `, h("span", { class: "dl-mark" }), " ", r.text),
@@ -60,7 +65,7 @@ export function sourcePane() {
 
   /** After every pane has painted: the current line scrolled into the pane's view. */
   function reveal() {
-    scrollIntoPane(p.body, [p.body.querySelector(".dl-row.dl-current")], { centre: true });
+    scrollIntoPane(p.body, [p.body.querySelector(".dl-row.dl-current, .dl-row.dl-before")], { centre: true });
   }
 
   return { el: p.el, selectCompile: () => resetPane(p), paint, reveal };

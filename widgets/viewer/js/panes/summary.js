@@ -2,7 +2,8 @@
 // and the summary of the compile shown (its facts, why it was recompiled, restarted or
 // broke). The recompile reason's link carries `data-reason`, the break's `data-action`.
 
-import { breakStep, compileTitle, recompileTarget, stepCount } from "../recording.js";
+import { breakStep, compileTitle, lastStep, recompileTarget, stepCount } from "../recording.js";
+import { fileLabel } from "../navigation.js";
 import { code, h } from "../dom.js";
 
 /** The recording's header: compiles, steps, graph breaks, torch; what ended or capped it. */
@@ -35,8 +36,8 @@ export function compileSummary(rec) {
   if (!rec.compiles.length) el.append(h("div", { class: "dl-banner" }, "Nothing was compiled while recording."));
 
   function selectCompile({ titles, c, k }) {
-    const name = c.filename.split("/").pop();
-    const facts = [`${name}:${c.firstlineno}`, `outcome: ${c.outcome}`, `${c.steps.length} steps`,
+    const name = fileLabel(c.filename);   // steps counted as the controls count them: 0 to the last
+    const facts = [`${name}:${c.firstlineno}`, `outcome: ${c.outcome}`, c.steps.length ? `steps 0–${lastStep(c)}` : "no steps",
       `${c.nodes.filter((n) => n.in_graph).length} graph nodes`, `${c.guard_details.length} guards`];
     const out = [h("div", { class: "dl-head" }, h("b", null, compileTitle(titles, c, k)), h("span", { class: "dl-dim" }, ` · ${facts.join(" · ")}`))];
     c.recompile_reasons.forEach((reason, r) => {
