@@ -55,6 +55,7 @@ review.py     the viewer's predict mode, read back
 from .exercise import Exercise, Result
 from .guards import predict_guard
 from .measured import predict_choice, predict_number, predict_set
+from .recompiles import predict_failed_guard  # noqa: F401  (which guard failed: lesson 19)
 from .review import review_predictions
 from .steps import predict_break_line, predict_stack
 
