@@ -2693,6 +2693,514 @@ export function guardTreeDetails() {
   return folded("dl-details", "Guard tree", [pane("dl-guard-tree", "Guard tree")], [treeBody]);
 }
 
+// ---- js/stages.js ----------------------------------------------------------------------------
+
+// The stages after Dynamo as the front end reads them: which Dynamo node a stage's unit (an
+// AOTAutograd node, an Inductor post-grad node or kernel) came from, what a Dynamo node
+// became, and which lines of a stage's printed code show a unit. Pure functions of the
+// recording (no DOM), so node imports this file and tests it directly.
+//
+// A compile's `stages` are exactly what `Compile.to_dict()` wrote (capture/recording.py
+// shows one stage as JSON): each has `name`, `graph`, `code`, `from_cache` and `units`,
+// each unit `name`, `op`, `target`, `dynamo_nodes` (names as `Compile.nodes` has them),
+// `invented`, `via` and `lines` (1-based lines of `code`).
+
+/** The stages of a compile, in pipeline order (none for a recording made without
+ * `after_dynamo`, or a compile whose backend does not go through AOTAutograd). */
+export function stagesOf(c) {
+  return (c && c.stages) || [];
+}
+
+/** Whether any compile of the recording has stages (the view is absent otherwise). */
+export function hasStages(rec) {
+  return !!rec && rec.compiles.some((c) => stagesOf(c).length > 0);
+}
+
+const GRAPH_WORDS = { joint: "joint graph", forward: "forward graph", backward: "backward graph", inference: "inference graph" };
+
+/** What a stage is called in the view: `forward graph`, `post-grad graph`, `output code`. */
+export function stageLabel(stage) {
+  if (stage.name === "inductor_post_grad") return "post-grad graph";
+  if (stage.name === "inductor_output_code") return "output code";
+  return GRAPH_WORDS[stage.graph] || stage.graph || stage.name;
+}
+
+/** Who made a stage, in words: AOTAutograd's graphs, then Inductor's per graph it compiled. */
+export function stageMaker(stage) {
+  return stage.name.startsWith("aot_") ? "AOTAutograd" : `Inductor · ${stage.graph || "graph"}`;
+}
+
+/** The stages in groups, by maker: [{title, stages: [index, ...]}] in pipeline order. */
+export function stageGroups(c) {
+  const groups = [];
+  stagesOf(c).forEach((s, j) => {
+    const title = stageMaker(s);
+    const last = groups[groups.length - 1];
+    if (last && last.title === title) last.stages.push(j);
+    else groups.push({ title, stages: [j] });
+  });
+  return groups;
+}
+
+/** The stage a view opens on: the forward (or inference) graph, else the first. */
+export function firstStage(c) {
+  const j = stagesOf(c).findIndex((s) => s.name === "aot_forward");
+  return j >= 0 ? j : 0;
+}
+
+/** What a stage's units are called: kernels in output code, nodes in a graph. */
+export function unitWord(stage, n) {
+  const word = stage.name === "inductor_output_code" ? "kernel" : "node";
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+/** What kind of unit it is, in a few words: `kernel`, `extern kernel`, `input`, `aten.mm.default`. */
+export function unitKind(u) {
+  if (u.op === "kernel") return "kernel";
+  if (u.op === "extern_kernel") return "extern kernel";
+  if (u.op === "placeholder") return "input";
+  return u.target || u.op;
+}
+
+/** Which cache served a stage, and what turns it off, for a stage that came from one. */
+export function cacheOf(stage) {
+  return stage.name.startsWith("aot_") ?
+    { cache: "AOTAutograd's cache", off: "torch._functorch.config.enable_autograd_cache = False" } :
+    { cache: "Inductor's FX graph cache", off: "torch._inductor.config.fx_graph_cache = False" };
+}
+
+// -- the links, both ways --------------------------------------------------------------
+
+/** A Dynamo node's name -> its index in `c.nodes` (the one in the final graph when a name
+ * was used twice). */
+export function nodeIndex(c) {
+  return memo(c, "stageNodeIndex", () => {
+    const byName = new Map();
+    c.nodes.forEach((n, k) => {
+      if (!byName.has(n.name) || (n.in_graph && !c.nodes[byName.get(n.name)].in_graph)) byName.set(n.name, k);
+    });
+    return byName;
+  });
+}
+
+/** The Dynamo nodes a unit came from, each {name, k, step} (k null for a name the compile's
+ * nodes do not hold), earliest step first. */
+export function unitOrigins(c, u) {
+  const byName = nodeIndex(c);
+  const out = (u.dynamo_nodes || []).map((name) => {
+    const k = byName.has(name) ? byName.get(name) : null;
+    return { name, k, step: k == null ? null : nodeStep(c, k) };
+  });
+  return out.sort((a, b) => (a.step ?? Infinity) - (b.step ?? Infinity));
+}
+
+/** The steps that made the Dynamo nodes a unit came from, in order, each once
+ * (Python: `capture.stages.steps_of`). */
+export function unitSteps(c, u) {
+  return [...new Set(unitOrigins(c, u).map((o) => o.step).filter((s) => s != null))].sort((a, b) => a - b);
+}
+
+/** Where the step that made a node stands in the source: {lineno, line} or null. */
+export function madeWhere(c, step) {
+  const s = c.steps[step];
+  if (!s || s.lineno == null) return null;
+  const info = c.codes[s.code];
+  const line = info && info.source_lines ? info.source_lines[s.lineno - info.firstlineno] : undefined;
+  return { lineno: s.lineno, line: line == null ? null : line.trim(), code_name: s.code_name };
+}
+
+/** For each Dynamo node index, every unit it became: [[stage index, unit index], ...]
+ * (Python: `capture.stages.became`). */
+export function becameIndex(c) {
+  return memo(c, "stageBecame", () => {
+    const byName = nodeIndex(c);
+    const out = new Map();
+    stagesOf(c).forEach((s, j) => s.units.forEach((u, v) => {
+      for (const name of u.dynamo_nodes || []) {
+        if (!byName.has(name)) continue;
+        const k = byName.get(name);
+        if (!out.has(k)) out.set(k, []);
+        out.get(k).push([j, v]);
+      }
+    }));
+    return out;
+  });
+}
+
+/** Every unit Dynamo node k became, as [stage index, unit index] pairs. */
+export function became(c, k) {
+  return becameIndex(c).get(k) || [];
+}
+
+/** What the step i made became: the nodes it created ({k, name}) and, per stage index, the
+ * set of unit indices they became. A step that made no node marks nothing. */
+export function stepMarks(c, i) {
+  const made = [];
+  if (c.steps.length && i >= 0 && i <= lastStep(c)) {
+    c.nodes.forEach((n, k) => { if (n.step === i) made.push({ k, name: n.name }); });
+  }
+  return { made, units: unitsOfNodes(c, made.map((m) => m.k)) };
+}
+
+/** Per stage index, the set of unit indices that the Dynamo nodes `ks` became. */
+export function unitsOfNodes(c, ks) {
+  const units = new Map();
+  for (const k of ks) {
+    for (const [j, v] of became(c, k)) {
+      if (!units.has(j)) units.set(j, new Set());
+      units.get(j).add(v);
+    }
+  }
+  return units;
+}
+
+// -- lines of the printed code ---------------------------------------------------------
+
+/** The 1-based lines that show unit u of a stage: its own (`lines`), and for a kernel
+ * whose definition opens a block of source (`cpp_fused_relu_0 = async_compile.cpp_pybinding(
+ * ..., r'''`), every line of that block down to its closing `''')`. */
+export function unitLines(stage, u) {
+  const code = stageLines(stage);
+  const out = [];
+  for (const n of u.lines || []) {
+    out.push(n);
+    const text = code[n - 1];
+    if (u.op === "kernel" && text != null && /r?'''\s*$/.test(text) && /= async_compile\./.test(text)) {
+      for (let m = n + 1; m <= code.length; m++) {
+        out.push(m);
+        if (/^'''\)/.test(code[m - 1])) break;
+      }
+    }
+  }
+  return [...new Set(out)].sort((a, b) => a - b);
+}
+
+/** A stage's code, split into lines once. */
+export function stageLines(stage) {
+  return memo(stage, "lines", () => (stage.code ? stage.code.split("\n") : []));
+}
+
+/** For each 1-based line of a stage's code, the units shown there: Map line -> [unit index]. */
+export function lineUnits(stage) {
+  return memo(stage, "lineUnits", () => {
+    const at = new Map();
+    stage.units.forEach((u, v) => {
+      for (const n of unitLines(stage, u)) {
+        if (!at.has(n)) at.set(n, []);
+        at.get(n).push(v);
+      }
+    });
+    return at;
+  });
+}
+
+/** What the partitioner chose for a stage, as lists of {name, unit} (unit: the index of
+ * the unit of that name in the stage, or null): inputs, outputs, saved (a forward's values
+ * kept for the backward) and recomputed (forward ops a backward computes again). */
+export function partition(stage) {
+  const at = new Map(stage.units.map((u, v) => [u.name, v]));
+  const list = (names) => (names || []).map((name) => ({ name, unit: at.has(name) ? at.get(name) : null }));
+  return { inputs: list(stage.inputs), outputs: list(stage.outputs), saved: list(stage.saved), recomputed: list(stage.recomputed) };
+}
+
+/** How many of a stage's units link back, and how many are invented. */
+export function linkCounts(stage) {
+  const invented = stage.units.filter((u) => u.invented).length;
+  return { linked: stage.units.length - invented, invented };
+}
+
+// ---- js/panes/stages.js ----------------------------------------------------------------------
+
+// The after-Dynamo view: for the compile shown, AOTAutograd's graphs (joint, forward,
+// backward, with what the partitioner saved and recomputed) and Inductor's post-grad graphs
+// and output code, one stage at a time, each unit (a node, a kernel) linked back to the
+// Dynamo nodes it came from. Hovering or focusing a unit lights those nodes in the FX graph
+// and says the steps that made them; a click or Enter (`data-node`) goes to the step of the
+// first; a Dynamo node hovered anywhere else lights what it became; at each step, what the
+// step's new nodes became is marked. Absent for a compile without stages.
+
+/** One unit as a row: name, kind, the Dynamo nodes it came from (each a link to the step
+ * that made it) and the steps; invented units say so. */
+function unitRow(c, stage, u, v, chosen) {
+  const origins = unitOrigins(c, u);
+  const linked = origins.filter((o) => o.k != null);
+  const badges = [];
+  if (chosen.saved.has(u.name)) badges.push(h("span", { class: "dl-tag dl-saved", title: "the partitioner keeps this value for the backward" }, "saved"));
+  if (chosen.recomputed.has(u.name)) badges.push(h("span", { class: "dl-tag dl-recomputed", title: "a forward op the backward computes again rather than saving it" }, "recomputed"));
+  let from;
+  if (u.invented || !linked.length) {
+    from = h("span", { class: "dl-faint" }, " · invented: no Dynamo node (made by ",
+      stage.name.startsWith("aot_") ? "AOTAutograd" : "Inductor", ")");
+  } else {
+    const steps = [...new Set(linked.map((o) => o.step))];
+    from = [" ← ", linked.length === 1 ? code(linked[0].name) : commaList(linked, (o) =>
+      h("button", { class: "dl-link", type: "button", "data-node": o.k, title: `go to step ${o.step}, which made ${o.name}` }, o.name)),
+    h("span", { class: "dl-dim" }, ` · ${steps.length === 1 ? "step" : "steps"} ${steps.join(", ")}`)];
+  }
+  const first = linked[0];
+  return h("li", {
+    class: `dl-unit${u.invented ? " dl-invented" : " dl-linked"}`, "data-unit": v, tabindex: 0, "data-node": first ? first.k : null,
+    title: first ? `made from ${linked.map((o) => o.name).join(", ")}: click (or Enter) to go to step ${first.step}` :
+      "invented: no Dynamo node to go back to",
+  }, code(u.name), " ", h("span", { class: "dl-tag" }, unitKind(u)), badges.length ? [" ", badges] : "", from);
+}
+
+/** The partitioner's choice and the stage's inputs and outputs, each name a hoverable chip. */
+function facts(stage) {
+  if (stage.from_cache) {
+    const { cache, off } = cacheOf(stage);
+    return [h("div", { class: "dl-banner" }, `Links unavailable: this stage came from ${cache}. `,
+      "Torch replayed the text it had stored and built no graph while recording, so nothing here can be " +
+      "traced back to Dynamo's nodes or steps. To see the links, record again with the cache off (",
+      code(off), ") or on a fresh cache.")];
+  }
+  const parts = partition(stage);
+  const chips = (list) => list.map((x, j) => [j ? " " : "", h("span", {
+    class: "dl-chip dl-stage-chip", "data-unit": x.unit, tabindex: x.unit == null ? null : 0,
+  }, x.name)]);
+  const out = [];
+  for (const [key, words, why] of [
+    ["inputs", "inputs", null], ["outputs", "outputs", null],
+    ["saved", "saved for the backward", "the partitioner keeps these forward values for the backward"],
+    ["recomputed", "recomputed in the backward", "forward ops the backward computes again (cheaper than saving them)"],
+  ]) {
+    if (parts[key].length) out.push(h("span", { class: `dl-stage-fact dl-${key}`, title: why }, h("span", { class: "dl-dim" }, `${words}: `), chips(parts[key])));
+  }
+  const { invented } = linkCounts(stage);
+  if (invented) out.push(h("div", { class: "dl-faint" }, `${plural(invented, "unit")} invented: AOTAutograd or Inductor made them, no Dynamo node to link.`));
+  return out;
+}
+
+/** The pane. `root` is the viewer's root: a Dynamo node hovered in another pane lights what
+ * it became here, and what a unit came from is lit there. */
+export function stagesPane(root) {
+  const toggle = h("button", { class: "dl-stages-toggle", type: "button", "aria-expanded": "false",
+    title: "show or hide AOTAutograd's graphs and Inductor's code" }, "After Dynamo");
+  const summary = h("span", { class: "dl-stages-summary" });
+  const tabs = h("div", { class: "dl-stage-tabs", role: "tablist", "aria-label": "stages after Dynamo" });
+  const factsEl = h("div", { class: "dl-stage-facts" });
+  const units = h("ul", { class: "dl-list dl-stage-units", "aria-label": "units and the Dynamo nodes they came from" });
+  const codeEl = h("pre", { class: "dl-code dl-stage-code" });
+  const info = h("div", { class: "dl-stage-info dl-dim", "aria-live": "off" });
+  const box = h("div", { class: "dl-stage-box", role: "tabpanel" },
+    h("div", { class: "dl-stage-split" }, h("div", { class: "dl-stage-side" }, factsEl, units), h("div", { class: "dl-stage-side" }, codeEl)), info);
+  // Folded at first, like the sections above it; open, the viewer grows by its height (viewer.css).
+  const el = h("div", { class: "dl-stages", role: "region", "aria-label": "after Dynamo" },
+    h("div", { class: "dl-stages-head", role: "heading", "aria-level": 3 }, toggle, summary), tabs, box);
+  let c = null, k = -1, j = -1, view = null, rows = [], lines = [], marked = "", lit = [], litFrom = null, pending = false, fresh = false;
+  const chosen = new Map();   // compile index -> the stage the learner chose there
+
+  const stage = () => stagesOf(c)[j];
+  const say = (...parts) => info.replaceChildren(...parts.flat(Infinity).filter((x) => x != null && x !== false && x !== ""));
+
+  function selectCompile(compile) {
+    ({ c, k } = compile);
+    unlight();
+    el.hidden = !stagesOf(c).length;
+    j = -1; marked = "";
+    tabs.replaceChildren(...stageGroups(c).map((g) => h("span", { class: "dl-stage-group" },
+      h("span", { class: "dl-dim" }, `${g.title}: `),
+      g.stages.map((s) => {
+        const st = stagesOf(c)[s];
+        return h("button", {
+          class: "dl-chip dl-stage-tab", type: "button", role: "tab", "data-stage": s, "aria-selected": "false",
+          title: `${st.name} (${st.graph}): ${st.from_cache ? "from the cache, no links" : unitWord(st, st.units.length)}`,
+        }, stageLabel(st), st.from_cache ? " (cache)" : "");
+      }))));
+    if (!el.hidden) show(chosen.has(k) ? chosen.get(k) : firstStage(c));
+  }
+
+  /** Show stage s of the compile: its facts, units and code (made once per choice). */
+  function show(s) {
+    j = s;
+    chosen.set(k, s);
+    unlight(); marked = "";
+    for (const t of tabs.querySelectorAll("[data-stage]")) t.setAttribute("aria-selected", String(Number(t.dataset.stage) === s));
+    const st = stage();
+    factsEl.replaceChildren(...facts(st));
+    const choice = { saved: new Set(st.saved || []), recomputed: new Set(st.recomputed || []) };
+    rows = st.units.map((u, v) => unitRow(c, st, u, v, choice));
+    units.replaceChildren(...(rows.length ? rows : [h("li", { class: "dl-faint" },
+      st.from_cache ? "No units: nothing was built to link." : "No units.")]));
+    const at = lineUnits(st);
+    const width = String(stageLines(st).length).length;
+    lines = stageLines(st).map((text, n) => {
+      const u = at.has(n + 1) ? at.get(n + 1)[0] : null;
+      const to = u == null ? null : unitOrigins(c, st.units[u]).find((o) => o.k != null);
+      return h("span", { class: `dl-row${u == null ? "" : " dl-unit-line"}`, "data-unit": u, "data-node": to ? to.k : null },
+        h("span", { class: "dl-lineno" }, String(n + 1).padStart(width)), " ", text);
+    });
+    codeEl.replaceChildren(...lines);
+    codeEl.parentElement.scrollTop = units.parentElement.scrollTop = 0;
+    say(hint());
+    fresh = true;
+    if (view) paint(view);
+  }
+
+  const hint = () => (stage().from_cache ? "This stage has no links: it came from the cache." :
+    "Hover or focus a unit: the Dynamo nodes it came from light up in the FX graph. Click or Enter: go to the step that made it.");
+
+  function paint(v) {
+    view = v;
+    if (el.hidden) return;
+    const { made, units: now } = stepMarks(c, v.i);
+    const flashed = v.flash && v.flash.node != null ? unitsOfNodes(c, [v.flash.node]) : new Map();
+    const all = stagesOf(c);
+    const kernels = all.filter((s) => s.name === "inductor_output_code").reduce((n, s) => n + s.units.length, 0);
+    summary.replaceChildren(` · ${plural(all.length, "stage")}` + (kernels ? ` · ${plural(kernels, "kernel")}` : ""),
+      made.length && now.size ? h("span", { class: "dl-stages-now" }, " · this step made ", commaList(made.map((m) => nameAt(c.nodes[m.k], v.i))),
+        `: what it became is marked in ${plural(now.size, "stage")}`) : "");
+    for (const t of tabs.querySelectorAll("[data-stage]")) t.classList.toggle("dl-now", now.has(Number(t.dataset.stage)));
+    const nowHere = now.get(j) || new Set(), flashHere = flashed.get(j) || new Set();
+    const key = `${j}|${[...nowHere]}|${[...flashHere]}`;
+    if (key === marked) return relight();
+    marked = key;
+    const st = stage();
+    rows.forEach((row, u) => {
+      row.classList.toggle("dl-new", nowHere.has(u));
+      row.classList.toggle("dl-flash", flashHere.has(u));
+    });
+    const newLines = new Set(), flashLines = new Set();
+    for (const u of nowHere) for (const n of unitLines(st, st.units[u])) newLines.add(n);
+    for (const u of flashHere) for (const n of unitLines(st, st.units[u])) flashLines.add(n);
+    lines.forEach((line, n) => {
+      line.classList.toggle("dl-new", newLines.has(n + 1));
+      line.classList.toggle("dl-flash", flashLines.has(n + 1));
+    });
+    pending = true;
+    relight();
+  }
+
+  /** After every pane has painted: the units this step (or the link followed) marked, in view. */
+  function reveal() {
+    if (!(pending || fresh) || el.hidden || !el.classList.contains("dl-open")) return;
+    pending = false;
+    const rowsMarked = rows.filter((r) => r.classList.contains("dl-flash"));
+    const target = rowsMarked.length ? rowsMarked : rows.filter((r) => r.classList.contains("dl-new"));
+    const cls = rowsMarked.length ? "dl-flash" : "dl-new";
+    const first = stage().units.find((u) => u.op === "kernel" && u.lines.length);   // output code opens on its first kernel
+    if (target.length) scrollIntoPane(units.parentElement, target);
+    if (target.length) scrollIntoPane(codeEl.parentElement, lines.filter((l) => l.classList.contains(cls)).slice(0, 40));
+    else if (fresh && first) scrollIntoPane(codeEl.parentElement, [lines[first.lines[0] - 1]]);
+    fresh = false;
+  }
+
+  /** The lit lines of the code (and rows of the list) in view, when what was hovered is elsewhere. */
+  function showLit(list) {
+    if (list) scrollIntoPane(units.parentElement, rows.filter((r) => r.classList.contains("dl-lit")));
+    scrollIntoPane(codeEl.parentElement, lines.filter((l) => l.classList.contains("dl-lit")).slice(0, 40));
+  }
+
+  // -- lighting, both ways ------------------------------------------------------------------
+
+  function unlight() {
+    for (const x of lit) x.classList.remove("dl-lit");
+    lit = [];
+    litFrom = null;
+  }
+
+  function lightEls(els) {
+    for (const x of els) if (x && !x.classList.contains("dl-lit")) { x.classList.add("dl-lit"); lit.push(x); }
+  }
+
+  /** Unit u of the stage shown: its row and lines, its Dynamo nodes (and the source lines
+   * that made them, when the source pane shows that code) elsewhere; the info says the steps. */
+  function lightUnit(u) {
+    unlight();
+    litFrom = { unit: u };
+    const st = stage(), unit = st.units[u];
+    if (!unit) return;
+    lightEls([rows[u], ...unitLines(st, unit).map((n) => lines[n - 1])]);
+    const origins = unitOrigins(c, unit).filter((o) => o.k != null);
+    const here = view && c.steps[view.i];
+    for (const o of origins) {
+      lightEls(outside(`[data-node="${o.k}"]`));
+      const made = c.steps[o.step];
+      if (here && made && made.code === here.code && made.lineno != null) lightEls(outside(`.dl-source [data-line="${made.lineno}"]`));
+    }
+    if (!origins.length) {
+      say(code(unit.name), ` (${unitKind(unit)}) is invented: no Dynamo node made it; `,
+        st.name.startsWith("aot_") ? "AOTAutograd" : "Inductor", " added it, so it has no step to go back to.");
+      return;
+    }
+    say(code(unit.name), ` (${unitKind(unit)}) came from `, origins.map((o, n) => {
+      const where = madeWhere(c, o.step);
+      return [n ? "; " : "", code(o.name), `, made at step ${o.step}`, where ? [` on line ${where.lineno}`, where.line ? [": ", code(where.line)] : ""] : "",
+        view && view.i < o.step ? " (not made yet at this step)" : ""];
+    }), ` · click or Enter: go to step ${origins[0].step}`);
+  }
+
+  /** Dynamo node k, hovered in another pane: every unit it became, here and in the tabs. */
+  function lightNode(n) {
+    unlight();
+    litFrom = { node: n };
+    const into = unitsOfNodes(c, [n]);
+    const here = into.get(j) || new Set();
+    const st = stage();
+    for (const u of here) lightEls([rows[u], ...unitLines(st, st.units[u]).map((m) => lines[m - 1])]);
+    lightEls([...tabs.querySelectorAll("[data-stage]")].filter((t) => into.has(Number(t.dataset.stage))));
+    const name = c.nodes[n] ? c.nodes[n].name : String(n);
+    say("Dynamo node ", code(name), into.size ?
+      [` became ${plural([...into.values()].reduce((m, s) => m + s.size, 0), "unit")} in ${plural(into.size, "stage")}`,
+        here.size ? [", here: ", commaList([...here].map((u) => st.units[u].name))] : " (none in this one; the lit tabs have them)"] :
+      ": no unit of the stages names it as where it came from");
+  }
+
+  function relight() {
+    if (!litFrom) return;
+    if (litFrom.unit != null) lightUnit(litFrom.unit); else lightNode(litFrom.node);
+  }
+
+  const outside = (sel) => [...root.querySelectorAll(sel)].filter((x) => !el.contains(x) && !x.closest(".dl-marks"));
+
+  function unitOf(t) {
+    const x = t && t.closest ? t.closest("[data-unit]") : null;
+    return x && el.contains(x) ? Number(x.dataset.unit) : null;
+  }
+
+  function enter(e) {
+    if (el.hidden || !c) return;
+    if (el.contains(e.target)) {
+      const u = unitOf(e.target);
+      if (u != null && !(litFrom && litFrom.unit === u)) {
+        lightUnit(u);
+        if (!e.target.closest(".dl-stage-code")) showLit(false);   // never scroll what is under the pointer
+      }
+      return;
+    }
+    const node = e.target.closest ? e.target.closest("[data-node]") : null;
+    if (node && !node.closest(".dl-marks")) {
+      const n = Number(node.dataset.node);
+      if (!(litFrom && litFrom.node === n)) { lightNode(n); showLit(true); }
+    }
+  }
+
+  function leave(e) {
+    if (!litFrom) return;
+    const to = e.relatedTarget;
+    if (to && to.closest && (el.contains(to) ? unitOf(to) === litFrom.unit : to.closest("[data-node]"))) return;
+    unlight();
+    say(hint());
+  }
+
+  for (const [name, f] of [["mouseover", enter], ["focusin", enter], ["mouseout", leave], ["focusout", leave]]) root.addEventListener(name, f);
+  tabs.addEventListener("click", (e) => {
+    const t = e.target.closest("[data-stage]");
+    if (t) { show(Number(t.dataset.stage)); reveal(); }
+  });
+  toggle.addEventListener("click", () => {
+    const open = !el.classList.contains("dl-open");
+    el.classList.toggle("dl-open", open);
+    toggle.setAttribute("aria-expanded", String(open));
+    if (!open) return;
+    pending = true;
+    reveal();
+    el.scrollIntoView({ block: "nearest" });   // what the learner opened, in view
+  });
+
+  return { el, selectCompile, paint, reveal };
+}
+
 // ---- js/viewer.js ----------------------------------------------------------------------------
 
 // The Viewer: the one stepper that owns the panes (Python Tutor's ExecutionVisualizer). It
@@ -2758,9 +3266,7 @@ export class Viewer {
   }
 
   /** The compile shown (undefined for a recording with no compiles). */
-  get current() {
-    return this.rec.compiles[this.compile];
-  }
+  get current() { return this.rec.compiles[this.compile]; }
 
   // -- building, once -----------------------------------------------------------------------
 
@@ -2772,13 +3278,14 @@ export class Viewer {
     const p = this.panes = {
       aids: helpAids(this), summary: compileSummary(rec), caption: captionPane(), source: sourcePane(), bytecode: bytecodePane(),
       stack: stackPane(), graph: graphPane(), guards: guardsPane(), compare: bytecodeDetails(), tree: guardTreeDetails(),
+      stages: stagesPane(this.root),
     };
     const ctl = this.controls;
     this.root.replaceChildren(recordingHeader(rec), ctl.bar, p.summary.el, ctl.steps, ctl.jumps,
       this.predict.el, p.caption.el,
       h("div", { class: "dl-grid dl-panes" }, h("div", { class: "dl-column" }, p.source.el, p.bytecode.el),
         p.stack.el, p.graph.el, p.guards.el),
-      p.compare.el, p.tree.el);
+      p.compare.el, p.tree.el, p.stages.el);
     this.root.addEventListener("keydown", (e) => this.key(e));
     this.root.addEventListener("click", (e) => this.link(e));
     ctl.selector.addEventListener("change", () => this.go(Number(ctl.selector.value), 0));

@@ -19,6 +19,7 @@ import { graphPane } from "./panes/graph.js";
 import { guardsPane } from "./panes/guards.js";
 import { bytecodeDetails, guardTreeDetails } from "./panes/details.js";
 import { helpAids } from "./help.js";
+import { stagesPane } from "./panes/stages.js";
 
 const PLAY_INTERVAL = 400;           // ms between two steps while playing
 const SAVE_DELAY = 60;               // ms: the step is sent to the kernel once stepping pauses
@@ -76,9 +77,7 @@ export class Viewer {
   }
 
   /** The compile shown (undefined for a recording with no compiles). */
-  get current() {
-    return this.rec.compiles[this.compile];
-  }
+  get current() { return this.rec.compiles[this.compile]; }
 
   // -- building, once -----------------------------------------------------------------------
 
@@ -90,13 +89,14 @@ export class Viewer {
     const p = this.panes = {
       aids: helpAids(this), summary: compileSummary(rec), caption: captionPane(), source: sourcePane(), bytecode: bytecodePane(),
       stack: stackPane(), graph: graphPane(), guards: guardsPane(), compare: bytecodeDetails(), tree: guardTreeDetails(),
+      stages: stagesPane(this.root),
     };
     const ctl = this.controls;
     this.root.replaceChildren(recordingHeader(rec), ctl.bar, p.summary.el, ctl.steps, ctl.jumps,
       this.predict.el, p.caption.el,
       h("div", { class: "dl-grid dl-panes" }, h("div", { class: "dl-column" }, p.source.el, p.bytecode.el),
         p.stack.el, p.graph.el, p.guards.el),
-      p.compare.el, p.tree.el);
+      p.compare.el, p.tree.el, p.stages.el);
     this.root.addEventListener("keydown", (e) => this.key(e));
     this.root.addEventListener("click", (e) => this.link(e));
     ctl.selector.addEventListener("change", () => this.go(Number(ctl.selector.value), 0));
