@@ -67,8 +67,34 @@ else:
         return ins.argrepr
 
 
+# Argument texts already written, by (opname, arg, argval) where the value is of a type
+# whose equal values print alike (not floats: -0.0 == 0.0; not bools: True == 1 unless the
+# type is in the key). Reading a model walks the same few thousand arguments many times.
+# Short texts only, and a bounded number of them, so little of a program is kept alive.
+_MEMO: dict[tuple[str, int | None, type, Any], str] = {}
+_MEMO_TYPES = frozenset((str, int, bool, type(None)))
+_MEMO_MAX = 1 << 16
+
+
 def argrepr(opname: str, arg: int | None, argval: Any, target: int | None = None,
             label: str | None = None) -> str:
+    """An instruction's argument as the running Python's `dis` writes it (see
+    `_argrepr`), remembered for plain argument values."""
+    if (target is not None or type(argval) not in _MEMO_TYPES
+            or (type(argval) is str and len(argval) > 100)):  # nor keep a program's long text
+        return _argrepr(opname, arg, argval, target, label)
+    key = (opname, arg, type(argval), argval)
+    text = _MEMO.get(key)
+    if text is None:
+        text = _argrepr(opname, arg, argval, None, None)
+        if len(_MEMO) >= _MEMO_MAX:
+            _MEMO.clear()
+        _MEMO[key] = text
+    return text
+
+
+def _argrepr(opname: str, arg: int | None, argval: Any, target: int | None = None,
+             label: str | None = None) -> str:
     """An instruction's argument as the running Python's `dis` writes it, or the bare
     number when `dis` writes nothing; `target` is a jump's target offset and `label` its
     label where `dis` names targets by label (3.13: `to L1`).
@@ -104,13 +130,16 @@ def argrepr(opname: str, arg: int | None, argval: Any, target: int | None = None
     return argument(opname, text)
 
 
-def instructions(code: CodeType) -> tuple[Instr, ...]:
+def instructions(code: CodeType, keys: list | None = None) -> tuple[Instr, ...]:
     """The code's own disassembly, with each instruction's line carried forward (3.13
     carries it itself, as `line_number`; its `starts_line` is a bool) and, on 3.13, the
-    label `dis` gives a jump target (`L1`)."""
+    label `dis` gives a jump target (`L1`). `keys`, when given, receives each row's
+    alignment key (see `align`), so one reading of `dis` serves both."""
     out = []
     line = None
     for ins in dis.get_instructions(code):
+        if keys is not None:
+            keys.append(_key(ins.opname, ins.arg))
         if _LABELLED:
             line = ins.line_number
             label = f"L{ins.label}" if ins.label is not None else None
@@ -150,19 +179,22 @@ def jump_labels(dynamo_instructions: list[Any]) -> dict[int, str]:
     return _marks([internals.instruction_fields(inst) for inst in dynamo_instructions])[1]
 
 
-def walked_rows(dynamo_instructions: Iterable[Any]) -> tuple[tuple[Instr, ...], tuple[Any, ...]]:
-    """Dynamo's cleaned listing as `Instr`s, and the keys that match them to `dis` rows."""
+# A walked row before alignment: Instr's fields up to `is_jump_target`, then `label`.
+Row = tuple[int, str, str, "int | None", bool, "str | None"]
+
+
+def walked_rows(dynamo_instructions: Iterable[Any]) -> tuple[tuple[Row, ...], tuple[Any, ...]]:
+    """Dynamo's cleaned listing as rows (made `Instr`s by `align`), and the keys that
+    match them to `dis` rows."""
     rows = []
     keys = []
     fields = [internals.instruction_fields(inst) for inst in dynamo_instructions]
     marked, labels = _marks(fields)
     for f in fields:
         offset = f.offset if f.offset is not None else -1
-        rows.append(Instr(offset=offset, opname=f.opname,
-                          argrepr=argrepr(f.opname, f.arg, f.argval, f.target,
-                                          labels.get(f.target)),
-                          lineno=f.lineno, is_jump_target=offset in marked,
-                          label=labels.get(offset)))
+        rows.append((offset, f.opname,
+                     argrepr(f.opname, f.arg, f.argval, f.target, labels.get(f.target)),
+                     f.lineno, offset in marked, labels.get(offset)))
         keys.append(_key(f.opname, f.arg))
     return tuple(rows), tuple(keys)
 
@@ -183,18 +215,22 @@ def _key(opname: str, arg: int | None) -> tuple[str, int | None]:
     return (opname, None if opname in _JUMPS else arg)
 
 
-def align(code: CodeType, rows: tuple[Instr, ...], keys: tuple[Any, ...]) -> tuple[Instr, ...]:
-    """Dynamo's rows with `original` (index of the `dis` row each came from) and `changed`.
+def align(code: CodeType, rows: tuple[Row, ...], keys: tuple[Any, ...],
+          theirs: list | None = None) -> tuple[Instr, ...]:
+    """Dynamo's rows as `Instr`s with `original` (index of the `dis` row each came from)
+    and `changed`; `theirs` is the `dis` rows' keys when they were read already.
 
     Rows whose opname and argument agree with a `dis` row, in order, correspond.
     Where the listings differ, a rewritten row keeps its correspondent when its
     opname is the same (`CALL 0` made `CALL 2` by explicit super()); the rest are
     Dynamo's insertions, and `dis` rows nobody points to were removed.
     """
-    theirs = [_key(i.opname, i.arg) for i in dis.get_instructions(code)]
+    if theirs is None:
+        theirs = [_key(i.opname, i.arg) for i in dis.get_instructions(code)]
     ours = list(keys)
     if theirs == ours:
-        return tuple(replace(r, original=k, changed=False) for k, r in enumerate(rows))
+        return tuple(Instr(o, n, a, ln, j, k, False, lb)
+                     for k, (o, n, a, ln, j, lb) in enumerate(rows))
     pairs: dict[int, tuple[int, bool]] = {}
     matcher = SequenceMatcher(None, theirs, ours, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -210,9 +246,9 @@ def align(code: CodeType, rows: tuple[Instr, ...], keys: tuple[Any, ...]) -> tup
                         p = q + 1
                         break
     out = []
-    for j, r in enumerate(rows):
+    for j, (o, n, a, ln, jt, lb) in enumerate(rows):
         k, changed = pairs.get(j, (None, True))
-        out.append(replace(r, original=k, changed=changed))
+        out.append(Instr(o, n, a, ln, jt, k, changed, lb))
     return tuple(out)
 
 
@@ -277,12 +313,13 @@ class CodeReader:
         self._walked.clear()
 
     def _read(self, code: CodeType, info: CodeInfo) -> CodeInfo:
-        own = instructions(code)
+        theirs: list = []
+        own = instructions(code, theirs)
         raw = self._walked.get(code)
         if raw is None:  # never walked: Dynamo's listing is the `dis` one as far as we know
             walked = tuple(replace(i, original=k) for k, i in enumerate(own))
         else:
-            walked = align(code, *raw)
+            walked = align(code, *raw, theirs)
         return replace(info, instructions=own, walked=walked)
 
 

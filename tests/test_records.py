@@ -108,9 +108,9 @@ def test_listings_are_read_once_per_code_object_per_recording(monkeypatch):
     calls = []
     original = bytecode.instructions
 
-    def counted(code):
+    def counted(code, *rest):
         calls.append(code)
-        return original(code)
+        return original(code, *rest)
 
     monkeypatch.setattr(bytecode, "instructions", counted)
 
