@@ -53,6 +53,7 @@ review.py     the viewer's predict mode, read back
 """
 
 from .exercise import Exercise, Result
+from .fixes import predict_fix  # noqa: F401  (answers written as code: lesson 16)
 from .guards import predict_guard
 from .measured import predict_choice, predict_number, predict_set
 from .recompiles import predict_failed_guard  # noqa: F401  (which guard failed: lesson 19)
