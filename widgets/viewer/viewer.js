@@ -684,6 +684,334 @@ export function announcer() {
   };
 }
 
+// ---- js/compare.js ---------------------------------------------------------------------------
+
+// Compare mode's data: two compiles of one frame side by side, as capture.compare aligned
+// them in the kernel (widgets/viewer/state.py `comparisons`, one entry per pair offered),
+// and how the compiles of a recording relate (a recompile of, a resume of). Pure functions
+// of the recording and those entries (no DOM): node imports this file and tests it.
+//
+// Nothing here reads a reason's text: a recompile names the compile it replaces
+// (`replaces`) and the guards that failed (`failed_guards`, each naming its compile and,
+// by index, the guard as installed), and the pairs carry guard indices.
+
+/** The `comparisons` bytes of a model, decoded (an empty list when there are none). */
+export async function comparisonsOf(model) {
+  const data = model.get("comparisons");
+  return data ? await decode(data) : [];
+}
+
+// -- the compiles of one frame, and how they relate ----------------------------------------
+
+/** Compiles of one code object (and one generation: ids start again after a reset). */
+function frameKey(c) {
+  return JSON.stringify([c.code_name, c.filename, c.firstlineno, c.generation || 0]);
+}
+
+/** The index of the compile with this id in this generation, or -1. */
+export function indexOfCompile(rec, id, generation = 0) {
+  return rec.compiles.findIndex((c) => c.compile_id === id && (c.generation || 0) === generation);
+}
+
+/** The other compiles of compile k's frame, in recording order. */
+export function framePartners(rec, k) {
+  const key = frameKey(rec.compiles[k]);
+  const out = [];
+  rec.compiles.forEach((c, j) => { if (j !== k && frameKey(c) === key) out.push(j); });
+  return out;
+}
+
+/** Whom compile k is compared with by default: the compile it replaces, else a compile
+ * that replaces it, else the nearest compile of its frame (earlier first); null if alone. */
+export function defaultPartner(rec, k) {
+  const c = rec.compiles[k];
+  const gen = c.generation || 0;
+  const partners = framePartners(rec, k);
+  if (c.replaces != null) {
+    const j = indexOfCompile(rec, c.replaces, gen);
+    if (partners.includes(j)) return j;
+  }
+  const later = partners.find((j) => j > k && rec.compiles[j].replaces === c.compile_id);
+  if (later !== undefined) return later;
+  const earlier = partners.filter((j) => j < k);
+  if (earlier.length) return earlier[earlier.length - 1];
+  return partners.length ? partners[0] : null;
+}
+
+/** Whom to compare with after the viewer moved from compile `from` to compile `to`:
+ * the compile left when the two swapped sides, the same partner within the frame, else
+ * the default for the new compile. */
+export function keptPartner(rec, partner, from, to) {
+  if (to === partner) return from;
+  if (partner != null && framePartners(rec, to).includes(partner)) return partner;
+  return defaultPartner(rec, to);
+}
+
+/** One failed guard in a few words: `L['x'] size: expected [4], got [8]`. */
+export function failedText(fg) {
+  const what = fg.what ? ` ${fg.what}` : "";
+  return `${fg.source || fg.kind}${what}: expected ${fg.expected}, got ${fg.seen}`;
+}
+
+/** How compile k relates to the compiles before it, in a few words, or "": a recompile
+ * (`recompile of [0/0]: L['x'] size: expected [4], got [8]`), a resume function (`resume
+ * of [0/0_1] after its graph break at line 6`). For the compile selector. */
+export function relationOf(rec, k) {
+  const c = rec.compiles[k];
+  const gen = c.generation || 0;
+  if (c.replaces != null) {
+    const failed = (c.failed_guards || []).filter((fg) => fg.compile_id === c.replaces);
+    const more = failed.length > 1 ? ` (+${failed.length - 1} more)` : "";
+    return `recompile of [${c.replaces}]` + (failed.length ? `: ${failedText(failed[0])}${more}` : "");
+  }
+  for (let j = k - 1; j >= 0; j--) {
+    const p = rec.compiles[j];
+    if ((p.generation || 0) !== gen || !(p.resume_functions || []).some((r) => r.code_name === c.code_name)) continue;
+    const gb = p.graph_break;
+    return `resume of [${p.compile_id}]` + (gb && gb.lineno != null ? ` after its graph break at line ${gb.lineno}` : "");
+  }
+  return "";
+}
+
+// -- a pair, as shipped ----------------------------------------------------------------------
+
+/** The pair of compiles ka and kb as shipped: {d, left, right} with `left` the earlier
+ * compile (d.ka), or null when that pair was not compared. */
+export function pairOf(comparisons, ka, kb) {
+  const d = (comparisons || []).find((x) => (x.ka === ka && x.kb === kb) || (x.ka === kb && x.kb === ka));
+  return d ? { d, left: d.ka, right: d.kb } : null;
+}
+
+/** The alignment as two arrays of step indices, -1 where one compile has no step: pair p
+ * is (a[p], b[p]); `at.a[i]` is the pair of step i of the left compile, `at.b` the right. */
+export function alignment(d) {
+  return memo(d, "aligned", () => {
+    const a = [], b = [];
+    for (const [x, y, n] of d.runs || []) {
+      for (let j = 0; j < n; j++) {
+        a.push(x == null ? -1 : x + j);
+        b.push(y == null ? -1 : y + j);
+      }
+    }
+    const index = (side) => {
+      let top = -1;
+      for (const i of side) if (i > top) top = i;
+      const at = new Int32Array(top + 1).fill(-1);
+      side.forEach((i, p) => { if (i >= 0) at[i] = p; });
+      return at;
+    };
+    return { a, b, at: { a: index(a), b: index(b) } };
+  });
+}
+
+/** The step of the other compile beside step i of one side ("a": the left, "b": the
+ * right): {step, exact} where exact says the two ran the same instruction at the same
+ * line; where the other ran nothing there, its last step before (exact false), or null. */
+export function partnerStep(d, side, i) {
+  const al = alignment(d);
+  const mine = al.at[side], other = side === "a" ? al.b : al.a;
+  const p = i < mine.length ? mine[i] : -1;
+  if (p < 0) return null;
+  if (other[p] >= 0) return { step: other[p], exact: true };
+  for (let q = p - 1; q >= 0; q--) if (other[q] >= 0) return { step: other[q], exact: false };
+  for (let q = p + 1; q < other.length; q++) if (other[q] >= 0) return { step: other[q], exact: false };
+  return null;
+}
+
+// -- what the compare mode shows --------------------------------------------------------
+
+/** A guard that failed, as a row: what it read, expected and got, and where it came from. */
+function failedRow(rec, k, fg) {
+  const c = rec.compiles[k];
+  const step = fg.step != null && c && c.steps.length ? Math.min(fg.step, lastStep(c)) : null;
+  const g = c && fg.detail != null ? c.guard_details[fg.detail] : null;
+  return {
+    compile: k, step, lineno: fg.lineno, guard: fg.detail, kind: fg.kind || (g ? g.kind : ""),
+    source: fg.source, what: fg.what, expected: fg.expected, seen: fg.seen,
+    text: g ? g.text : null, line: lineText(c, fg.lineno, step),
+  };
+}
+
+/** The source text of a line of compile c (in the code of step `step` when it has one). */
+export function lineText(c, lineno, step = null) {
+  if (!c || lineno == null) return null;
+  const s = step != null ? c.steps[step] : null;
+  const info = s && c.codes ? c.codes[s.code] : null;
+  for (const code of [info, c].filter(Boolean)) {
+    const k = lineno - code.firstlineno;
+    if (code.source_lines && k >= 0 && k < code.source_lines.length) return code.source_lines[k].trim();
+  }
+  return null;
+}
+
+/** The guards of compile `left` that failed on the call that made compile `right`. */
+export function failedGuards(rec, left, right) {
+  const a = rec.compiles[left], b = rec.compiles[right];
+  return (b.failed_guards || []).filter((fg) => fg.compile_id === a.compile_id).map((fg) => failedRow(rec, left, fg));
+}
+
+/** Calls Dynamo refused to compile (a cache limit, fail_on_recompile) that failed guards
+ * of the given compiles: [{kind, compile_id, message, rows}], rows as failedGuards'. */
+export function refusals(rec, ks) {
+  const byId = new Map(ks.filter((k) => k != null).map((k) => [rec.compiles[k].compile_id, k]));
+  const out = [];
+  for (const e of rec.events || []) {
+    const rows = (e.failed_guards || []).filter((fg) => byId.has(fg.compile_id))
+      .map((fg) => failedRow(rec, byId.get(fg.compile_id), fg));
+    if (rows.length) out.push({ kind: e.kind, compile_id: e.compile_id, message: e.message, rows });
+  }
+  return out;
+}
+
+/** The guard rows of the pair: those changed (the left's text and the right's), then those
+ * only in the left, then only in the right; each with the step that installed it. */
+export function guardChanges(rec, d) {
+  const a = rec.compiles[d.ka], b = rec.compiles[d.kb];
+  const row = (k, c, g) => ({ compile: k, guard: g, text: c.guard_details[g].text,
+    step: c.guard_details[g].step != null && c.steps.length ? Math.min(c.guard_details[g].step, lastStep(c)) : null });
+  return {
+    changed: d.guards_changed.map((x) => ({ kind: x.kind, source: x.source, was: row(d.ka, a, x.a), now: row(d.kb, b, x.b) })),
+    onlyLeft: d.guards_only_in_a.map((g) => row(d.ka, a, g)),
+    onlyRight: d.guards_only_in_b.map((g) => row(d.kb, b, g)),
+  };
+}
+
+/** A tracker as the comparison reads it: object ids and node names do not count. */
+export function readingOf(v) {
+  if (!v) return "";
+  const detail = (v.detail || "").replace(/\s*node=\S+/g, "").replace(/\b\d{9,}\b/g, "<id>").replace(/\b0x[0-9a-f]{6,16}\b/gi, "0x<addr>");
+  return [v.kind, v.python_type, detail, v.source].join("\u0000");
+}
+
+/** Step i of compile c beside step j of compile o (null where o has none): its instruction,
+ * line, stack (top first) and locals, each entry marked `differs` where the other's
+ * reading at the same place differs, and the guards it installed. */
+export function stepBeside(c, i, o, j) {
+  const s = c.steps[i];
+  if (!s) return null;
+  const t = o && j != null ? o.steps[j] : null;
+  const their = (id) => (id == null ? null : o.vars[id]);
+  const stack = [];
+  for (let pos = s.stack.length - 1, up = 0; pos >= 0; pos--, up++) {
+    const theirs = t ? t.stack[t.stack.length - 1 - up] : undefined;
+    const v = c.vars[s.stack[pos]];
+    stack.push({ v, differs: !!t && readingOf(v) !== readingOf(their(theirs)) });
+  }
+  const locals = Object.entries(s.locals).map(([name, id]) => {
+    const v = c.vars[id];
+    return { name, v, differs: !!t && readingOf(v) !== readingOf(their(t.locals[name])) };
+  });
+  const sameInstruction = !!t && instructionOf(s) === instructionOf(t) && s.lineno === t.lineno;
+  return {
+    i, instruction: instructionOf(s), lineno: s.lineno, line: lineText(c, s.lineno, i), depth: s.depth,
+    code_name: s.code_name, stack, locals, guards: s.guards_added || [], sameInstruction,
+    stackDiffers: !!t && s.stack.length !== t.stack.length,
+  };
+}
+
+/** Where the first divergence is on each side: {left, right} step indices (null where a
+ * side ran nothing there), or null when the two traces never went different ways. */
+export function divergenceSteps(d) {
+  const dv = d && d.divergence;
+  if (!dv) return null;
+  let { a, b } = dv;
+  // An instruction only one side ran: the other is shown at its step beside it.
+  if (a == null && b != null) a = (partnerStep(d, "b", b) || {}).step ?? null;
+  if (b == null && a != null) b = (partnerStep(d, "a", a) || {}).step ?? null;
+  return { left: a, right: b, exactLeft: dv.a != null, exactRight: dv.b != null };
+}
+
+// -- where compare mode's links lead -------------------------------------------------------
+
+/** Where a compare-mode link leads: `dataset` {cmpGo: "k:step", cmpGuard: "g" (optional),
+ * cmpNote: "failed" | "installed" | ""} -> {compile, step, flash, note} or null. */
+export function compareTarget(rec, dataset) {
+  const m = /^(\d+):(\d+)$/.exec(dataset.cmpGo || "");
+  if (!m) return null;
+  const k = Number(m[1]), step = Number(m[2]);
+  const c = rec.compiles[k];
+  if (!c) return null;
+  const g = dataset.cmpGuard != null && dataset.cmpGuard !== "" ? Number(dataset.cmpGuard) : null;
+  const guard = g != null ? c.guard_details[g] : null;
+  const s = c.steps[Math.min(step, lastStep(c))];
+  const where = s && s.lineno != null ? ` (line ${s.lineno})` : "";
+  let note = null;
+  if (guard && dataset.cmpNote === "failed") note = [`This step of [${c.compile_id}]${where} installed the guard that failed: `, guard.text];
+  else if (guard) note = [`This step of [${c.compile_id}]${where} installed the guard `, guard.text];
+  return { compile: k, step: Math.min(step, lastStep(c)), flash: g != null ? { guard: g } : null, note };
+}
+
+/** Where "first divergence" leads from compile k compared with `other`: the step of k's
+ * side (or, where k ran nothing there, the other compile's), {compile, step, note}. */
+export function divergenceTarget(rec, comparisons, k, other) {
+  const pair = other == null ? null : pairOf(comparisons, k, other);
+  const at = pair && divergenceSteps(pair.d);
+  if (!at) return null;
+  const dv = pair.d.divergence;
+  // On k's side when k ran the instruction there; else on the side that ran it alone.
+  const left = k === pair.left ? at.exactLeft : !at.exactRight;
+  const to = left ? pair.left : pair.right;
+  const step = left ? at.left : at.right;
+  if (step == null) return null;
+  return { compile: to, step, note: `The first divergence: ${dv.instruction} on line ${dv.lineno} (${dv.why}).` };
+}
+
+// ---- js/compile-menu.js ----------------------------------------------------------------------
+
+// The compile selector: every compile with how it relates to those before it (a recompile
+// of [0/0] and the guard that failed, a resume of [0/0_1] after its graph break), and
+// compare mode's button and second selector (the compile set beside the one shown).
+// Part of the controls (controls.js puts these in the bar and paints them).
+
+/** The text of compile k's option: its title and its relation. */
+export function compileOption(rec, titles, k) {
+  const relation = relationOf(rec, k);
+  return compileTitle(titles, rec.compiles[k], k) + (relation ? ` · ${relation}` : "");
+}
+
+/** {selector, compare, partner, els, selectCompile(c, k), paint(view), disable()}; `mode` is
+ * compare mode (panes/compare.js CompareMode): its button and second selector act on it. */
+export function compileMenu(rec, titles, mode) {
+  const selector = h("select", { class: "dl-compile", title: "the compile shown" },
+    rec.compiles.map((c, k) => h("option", { value: k }, compileOption(rec, titles, k))));
+  const compare = h("button", {
+    class: "dl-button dl-compare-toggle", type: "button", "data-cmp-action": "compare", "aria-pressed": "false",
+    title: "compare mode: this compile beside another compile of its frame, what differs and why it recompiled (C)",
+  }, "compare");
+  const partner = h("select", { class: "dl-partner", title: "the compile set beside the one shown", "aria-label": "compare with", hidden: true });
+  let listed = null;   // the compile whose partners `partner` lists
+  if (mode) partner.addEventListener("change", () => mode.choose(partner.value === "" ? null : Number(partner.value)));
+
+  function selectCompile(c, k) {
+    selector.value = String(k);
+    compare.disabled = !framePartners(rec, k).length && !refusals(rec, [k]).length;
+  }
+
+  function paint(view) {
+    const on = !!(mode && mode.on);
+    if (compare.getAttribute("aria-pressed") !== String(on)) compare.setAttribute("aria-pressed", String(on));
+    compare.classList.toggle("dl-on", on);
+    partner.hidden = !on;
+    if (!on) return;
+    if (listed !== view.k) {
+      listed = view.k;
+      const ks = framePartners(rec, view.k);
+      partner.replaceChildren(...(ks.length ?
+        ks.map((j) => h("option", { value: j }, `beside ${compileTitle(titles, rec.compiles[j], j)}`)) :
+        [h("option", { value: "" }, "no other compile of this frame")]));
+      partner.disabled = !ks.length;
+    }
+    const value = mode.partner == null ? "" : String(mode.partner);
+    if (partner.value !== value) partner.value = value;
+  }
+
+  function disable() {
+    selector.disabled = compare.disabled = partner.disabled = true;
+  }
+
+  return { selector, compare, partner, els: [selector, compare, partner], selectCompile, paint, disable };
+}
+
 // ---- js/navigation.js ------------------------------------------------------------------------
 
 // Where a step is and how to get elsewhere: the file and line a learner knows it by, the
@@ -805,32 +1133,26 @@ export function stepAtColumn(c, w, x, reach = 2) {
   return Math.min(columnSteps(n, w, x)[0], n - 1);
 }
 
-/** For each (code, line), the runs of consecutive steps on it, as [first, last] pairs:
- * the timeline marks the current line's runs. A run ends where another line or another
- * frame's step (an inlined call) comes in between. */
+/** The runs of consecutive steps on step i's line (same code and depth), as [first, last]
+ * pairs: the timeline marks the current line's runs. A run ends where another line or
+ * another frame's step (an inlined call) comes in between. Found once per line. */
 export function lineRuns(c, i) {
   const s = c.steps[i];
   if (!s || s.lineno == null) return [];
-  const all = memo(c, "lineRuns", () => {
-    const runs = new Map();
-    let key = null, start = 0;
-    const close = (end) => {
-      if (key == null) return;
-      if (!runs.has(key)) runs.set(key, []);
-      runs.get(key).push([start, end]);
-    };
-    c.steps.forEach((t, j) => {
-      const k = t.lineno == null ? null : `${t.code}:${t.depth}:${t.lineno}`;
-      if (k !== key) {
-        close(j - 1);
-        key = k;
-        start = j;
-      }
-    });
-    close(c.steps.length - 1);
-    return runs;
-  });
-  return all.get(`${s.code}:${s.depth}:${s.lineno}`) || [];
+  const cache = memo(c, "lineRuns", () => new Map());
+  const key = `${s.code}:${s.depth}:${s.lineno}`;
+  if (cache.has(key)) return cache.get(key);
+  const runs = [], steps = c.steps;
+  let start = -1;
+  for (let j = 0; j < steps.length; j++) {
+    const t = steps[j];
+    const on = t.lineno === s.lineno && t.code === s.code && t.depth === s.depth;
+    if (on && start < 0) start = j;
+    else if (!on && start >= 0) { runs.push([start, j - 1]); start = -1; }
+  }
+  if (start >= 0) runs.push([start, steps.length - 1]);
+  cache.set(key, runs);
+  return runs;
 }
 
 // -- inlined calls ---------------------------------------------------------------------------
@@ -1096,6 +1418,7 @@ export const KEY_HELP = [
   ["G", "next step that installs a guard"], ["B", "the step of the graph break"],
   ["O", "step over the inlined call the next step begins"], ["U", "run to the end of this inlined call (back in its caller)"],
   ["J", "go to a step: type its number, then Enter"], ["Backspace", "return to where the last jump came from"],
+  ["C · D", "compare mode: this compile beside another of its frame · go to their first divergence"],
   ["P", "predict mode"], ["Enter · S · 1–9", "in predict mode: reveal · skip · choose an answer"],
   ["+ − 0", "zoom the graph in / out / back"], ["Shift+arrows", "pan the graph"],
   ["Tab, Enter", "reach a guard or a graph node and follow it to its step"], ["?", "show or hide this list"],
@@ -1177,7 +1500,7 @@ function pressed(button, on) {   // a toggle's state, written only when it chang
 
 /** The controls of a recording: `bar` (the compile selector), `steps` and `jumps` (the two
  * rows of buttons), and `paint(view)` with view {c, i, returnable, playing, predicting, fit}. */
-export function controls(rec, titles) {
+export function controls(rec, titles, compareMode) {
   const buttons = {};
   for (const [action, label, title, cls] of BUTTONS) {
     buttons[action] = h("button", { class: `dl-button ${cls}`, title, type: "button", "data-action": action }, label);
@@ -1185,8 +1508,8 @@ export function controls(rec, titles) {
   buttons.predict.setAttribute("aria-pressed", "false");
   buttons.fit.setAttribute("aria-pressed", "false");
   buttons.keys.setAttribute("aria-expanded", "false");
-  const selector = h("select", { class: "dl-compile", title: "the compile shown" },
-    rec.compiles.map((c, k) => h("option", { value: k }, compileTitle(titles, c, k))));
+  const menu = compileMenu(rec, titles, compareMode);   // the compile selector, compare mode's toggle
+  const selector = menu.selector;
   const slider = h("input", { class: "dl-slider", type: "range", min: 0, max: 0, value: 0, title: "step", "aria-label": "step" });
   const position = h("span", { class: "dl-position dl-stepno" });
   const goto = h("input", { class: "dl-goto", type: "text", inputmode: "numeric", size: 7, placeholder: "go to step",
@@ -1194,7 +1517,7 @@ export function controls(rec, titles) {
   const strip = timeline();
   const keys = keysPanel();
   const b = buttons;
-  const bar = h("div", { class: "dl-bar" }, selector);
+  const bar = h("div", { class: "dl-bar" }, menu.els);
   const speed = h("select", { class: "dl-speed", title: "how fast play steps" },
     [1, 2, 4, 8, 16].map((x) => h("option", { value: x }, `${x}×`)));
   const steps = h("div", { class: "dl-controls" }, b.first, b.back, b.play, speed, b.forward, b.last,
@@ -1208,7 +1531,7 @@ export function controls(rec, titles) {
   });
 
   function selectCompile(c, k) {
-    selector.value = String(k);
+    menu.selectCompile(c, k);
     slider.max = String(lastStep(c));
     slider.disabled = goto.disabled = !c.steps.length;
     goto.placeholder = c.steps.length ? `go to 0–${lastStep(c)}` : "go to step";
@@ -1234,6 +1557,7 @@ export function controls(rec, titles) {
   }
 
   function paint(view) {
+    menu.paint(view);
     const play = view.playing ? "pause" : "play";
     if (b.play.textContent !== play) b.play.textContent = play;
     b.play.classList.toggle("dl-playing", !!view.playing);
@@ -1264,15 +1588,451 @@ export function controls(rec, titles) {
     b.keys.disabled = false;
     strip.el.hidden = true;
     position.textContent = stepLabel(null, 0);
+    menu.disable();
   }
 
-  return { bar, steps, jumps, buttons, selector, slider, speed, goto, selectCompile, paint, disable, act };
+  return { bar, menu, steps, jumps, buttons, selector, slider, speed, goto, selectCompile, paint, disable, act };
+}
+
+// ---- js/scroll.js ----------------------------------------------------------------------------
+
+// Keeping what a step changed in view: each pane scrolls inside itself (never the page,
+// never the notebook around it) to its current row or what the step added, and where
+// not all of it fits, a badge in the pane says how much more is below ("3 new guards ↓").
+//
+// The Viewer paints every pane first and only then asks each to `reveal`, so the page is
+// laid out once per step: every read here comes after every write of the paint.
+
+/** Scroll `body` (a pane's scrolling box) so that the elements `els` are in view: all of
+ * them if they fit, else the first ones from the top. `centre` puts a single row in the
+ * middle when it has to move. Returns how many of `els` stay below the visible area. */
+export function scrollIntoPane(body, els, { centre = false } = {}) {
+  const targets = els.filter((el) => el && el.isConnected);
+  if (!targets.length || !body.clientHeight) return 0;
+  const box = body.getBoundingClientRect();
+  const rects = targets.map((el) => el.getBoundingClientRect());
+  const top = Math.min(...rects.map((r) => r.top)) - box.top + body.scrollTop;
+  const bottom = Math.max(...rects.map((r) => r.bottom)) - box.top + body.scrollTop;
+  const view = body.clientHeight;
+  const from = body.scrollTop, to = from + view;
+  let next = from;
+  if (bottom - top > view - 8) next = top - 4;                           // the first ones, from the top
+  else if (top < from || bottom > to) next = centre ? (top + bottom - view) / 2 : (top < from ? top - 4 : bottom - view + 4);
+  next = Math.max(0, Math.min(next, body.scrollHeight - view));
+  if (Math.abs(next - from) >= 1) body.scrollTop = next;
+  const end = next + view;
+  return rects.filter((r) => r.bottom - box.top + from > end + 1).length;
+}
+
+/** The badge of a pane that says how many of the new entries are below its fold, and
+ * scrolls to them when clicked. `say(n)` is the text for n entries (null hides it). */
+export function belowBadge(paneEl, body) {
+  const badge = h("button", { class: "dl-below", type: "button", hidden: true, title: "scroll down to them" });
+  badge.addEventListener("click", (e) => {
+    e.stopPropagation();
+    body.scrollTop += body.clientHeight * 0.8;
+  });
+  paneEl.append(badge);
+  return (text) => {
+    if (text == null) {
+      if (!badge.hidden) badge.hidden = true;
+      return;
+    }
+    if (badge.textContent !== text) badge.textContent = text;
+    if (badge.hidden) badge.hidden = false;
+  };
+}
+
+// ---- js/panes/guards.js ----------------------------------------------------------------------
+
+// The guards pane: the guards installed so far, grouped by the value they guard (`L['x']`,
+// `L['self'].fc1`, a global, the ambient state), newest first, the new ones marked and
+// scrolled into view (a badge counts those below the fold), with a filter. Each guard is
+// said as a person reads it: its kind once (the kind Dynamo installed, as the caption and
+// a restarted attempt say it too), its check with object ids named as what they identify
+// (`builtins.len is builtin len`), module paths as a program writes them; Dynamo's exact
+// text is its tooltip and what "as written" shows. A guard links (`data-guard`) to the
+// step that installed it; every row carries `data-guard-row` for the linked panes.
+
+export const RECENT_GUARDS = 40;     // the newest guards, whose groups are open
+export const GROUP_ROWS = 40;        // guards listed in one group; older ones counted
+export const MAX_GROUPS = 150;       // groups listed; the rest are counted (the filter finds them)
+
+// -- a source as a person reads it ---------------------------------------------------------
+
+/** `G['__import_torch_dot_nn']` -> `torch.nn`, `G['__builtins_dict___0']['len']` ->
+ * `builtins.len`, `._modules['fc1']` -> `.fc1`, `._modules['0']` -> `[0]` (and the same for
+ * parameters and buffers): the module paths a program writes. */
+export function readableSource(text) {
+  return String(text)
+    .replace(/G\['__import_([A-Za-z0-9_]+?)'\]/g, (_, name) => name.replace(/_dot_/g, "."))
+    .replace(/G\['__builtins_dict___\d+'\]\['([A-Za-z_]\w*)'\]/g, "builtins.$1")
+    .replace(/\._(?:modules|parameters|buffers)\['(\d+)'\]/g, "[$1]")
+    .replace(/\._(?:modules|parameters|buffers)\['([A-Za-z_]\w*)'\]/g, ".$1");
+}
+
+/** The steps of the first source in `text` (`L[...]` or `G[...]`, perhaps inside
+ * `type(...)`): {root, steps: [{raw, nav, private}]}, or null when there is none. */
+export function sourceSteps(text) {
+  const s = String(text);
+  const m = /(?:^|[^\w.'"\]])([LG])\[('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")\]/.exec(s);
+  if (!m) return null;
+  const root = `${m[1]}[${m[2]}]`;
+  let at = m.index + m[0].length;
+  const steps = [];
+  for (;;) {
+    const rest = s.slice(at);
+    let t = /^\._(modules|parameters|buffers)\[('(?:[^'\\]|\\.)*')\]/.exec(rest);
+    if (t) { steps.push({ raw: t[0], nav: t[1] === "modules", param: t[1] !== "modules", private: false }); at += t[0].length; continue; }
+    t = /^\.([A-Za-z_]\w*)/.exec(rest);
+    if (t) { steps.push({ raw: t[0], nav: false, private: t[1].startsWith("_") }); at += t[0].length; continue; }
+    t = /^\[('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|-?\d+)\]/.exec(rest);
+    if (t) { steps.push({ raw: t[0], nav: false, private: false }); at += t[0].length; continue; }
+    break;
+  }
+  return { root, steps };
+}
+
+/** The value a guard is about, as its group: the source's root and the submodules it
+ * walks through, then a parameter or buffer, or (outside a tree of modules) one public
+ * attribute or item: a module's hooks, dicts and constants, a function's closure and
+ * code, sit with the module or function.
+ * {key (Dynamo's spelling), label (readable), scope: "local" | "global"} or null. */
+export function sourceGroup(text) {
+  const path = sourceSteps(text);
+  if (!path) return null;
+  let key = path.root, walked = false;
+  for (const st of path.steps) {
+    if (st.nav) { key += st.raw; walked = true; continue; }
+    // In a tree of modules only a parameter or buffer is a value of its own.
+    if ((st.private && !st.param) || (walked && !st.param)) break;
+    key += st.raw;
+    break;
+  }
+  return { key, label: readableSource(key), scope: key.startsWith("G[") ? "global" : "local" };
+}
+
+// -- a guard as a person reads it -----------------------------------------------------------
+
+const CHECK_ID = /___check_(obj|type)_id\((.+?), (\d+)\)(?:, type=<class '([^']+)'>)?/;
+
+/** The tracker the recording holds for a source (realized, with words of its own). */
+function trackerOf(c, src) {
+  const bySource = memo(c, "trackerBySource", () => {
+    const m = new Map();
+    for (const v of c.vars) {
+      if (!v.source || (v.lazy && !v.realized)) continue;
+      const was = m.get(v.source);
+      if (!was || (!was.detail && v.detail)) m.set(v.source, v);
+    }
+    return m;
+  });
+  return bySource.get(src) || null;
+}
+
+const shortType = (t) => String(t).split(".").pop();
+
+/** What an ID_MATCH's id names, from what the recording knows of its source. */
+export function objectName(c, src, type) {
+  const v = trackerOf(c, src);
+  const d = v && v.detail;
+  if (d) {
+    if (v.kind === "PythonModuleVariable") return `module ${d}`;
+    if (v.kind === "UserDefinedClassVariable") return `class ${d}`;
+    if (/BuiltinVariable$/.test(v.kind)) return `builtin ${d}`;
+    if (!/ object$|^unrealized /.test(d)) return d;
+  }
+  let m;
+  if ((m = /^G\['__import_(\w+)'\]$/.exec(src))) return `module ${m[1].replace(/_dot_/g, ".")}`;
+  if ((m = /^G\['__builtins_dict___\d+'\]\['(\w+)'\]$/.exec(src))) return `builtin ${m[1]}`;
+  return type ? `the same ${shortType(type)} object` : "the same object";
+}
+
+/** Guard k as read: {kind (one name for it everywhere), parts (strings and {chip, title}
+ * for what an id names), text (parts as plain text), raw (Dynamo's text), group}. */
+export function guardReading(c, k) {
+  const all = memo(c, "guardReadings", () => new Array(c.guard_details.length));
+  if (all[k]) return all[k];
+  const g = c.guard_details[k];
+  const kind = g.kind;
+  let body = g.text;
+  for (const prefix of [g.tree_kind, g.kind]) {
+    if (!prefix) continue;
+    if (body === prefix) { body = ""; break; }
+    if (body.startsWith(`${prefix}: `)) { body = body.slice(prefix.length + 2); break; }
+  }
+  const parts = [];
+  const m = CHECK_ID.exec(body);
+  if (m) {
+    const [whole, what, src, id, type] = m;
+    const before = body.slice(0, m.index), after = body.slice(m.index + whole.length);
+    if (before) parts.push(readableSource(before));
+    if (what === "obj") {
+      parts.push(`${readableSource(src)} is `, { chip: objectName(c, src, type), title: `id ${id}${type ? `, a ${type}` : ""}: only that very object passes` });
+    } else {
+      parts.push(`type(${readableSource(src)}) is `, { chip: type ? shortType(type) : "the same type", title: `id ${id}${type ? ` of the class ${type}` : ""}` });
+    }
+    if (after) parts.push(readableSource(after));
+  } else if (body) {
+    parts.push(readableSource(body));
+  }
+  const group = g.ambient ? { key: "ambient", label: "ambient state", scope: "ambient" } :
+    sourceGroup(g.source || g.text) || { key: "other", label: "no source", scope: "other" };
+  const text = parts.map((p) => (typeof p === "string" ? p : p.chip)).join("");
+  return (all[k] = { kind, parts, text, raw: g.text, group });
+}
+
+/** Whether guard k matches every word of a filter (its kind, source, check, Dynamo's text
+ * or its line), case-insensitive. */
+export function guardMatches(c, k, words) {
+  if (!words.length) return true;
+  const hay = memo(c, "guardHay", () => new Array(c.guard_details.length));
+  if (hay[k] == null) {
+    const g = c.guard_details[k], r = guardReading(c, k);
+    hay[k] = [r.kind, r.group.label, r.group.key, r.text, r.raw, g.source || "", g.line || "", g.code_name || ""].join("\n").toLowerCase();
+  }
+  return words.every((w) => hay[k].includes(w));
+}
+
+export function filterWords(filter) {
+  return String(filter || "").toLowerCase().split(/\s+/).filter(Boolean);
+}
+
+// -- what the pane shows at a step ----------------------------------------------------------
+
+/** The guards listed at step i, newest first: those added after tracing (at the last
+ * step), the recent ones the code installed, how many earlier ones are only counted, and
+ * the ambient ones (folded). */
+export function guardsView(c, i) {
+  const groups = guardGroups(c);
+  const n = guardsAt(c, i);
+  const atEnd = !c.steps.length || i === lastStep(c);
+  const installed = groups.stepped.slice(0, n);
+  const shown = installed.slice(-RECENT_GUARDS).reverse();
+  // A step that installs more guards than are listed still lists every one of its own.
+  let k = installed.length - shown.length - 1;
+  while (k >= 0 && c.steps.length > 0 && c.guard_details[installed[k]].step === i) shown.push(installed[k--]);
+  return {
+    ambient: groups.ambient,
+    earlier: k + 1,
+    shown: shown.map((g) => ({ k: g, isNew: c.steps.length > 0 && c.guard_details[g].step === i })),
+    after: atEnd ? groups.after : [],
+    total: groups.ambient.length + n + (atEnd ? groups.after.length : 0),
+  };
+}
+
+/** Guards (newest first) into groups by the value they guard, each group newest first,
+ * the groups in order of their newest guard. */
+function grouped(c, ks) {
+  const byKey = new Map();
+  for (const k of ks) {
+    const r = guardReading(c, k);
+    let grp = byKey.get(r.group.key);
+    if (!grp) byKey.set(r.group.key, (grp = { ...r.group, guards: [] }));
+    grp.guards.push(k);
+  }
+  return [...byKey.values()];
+}
+
+/** The pane's sections at step i for a filter: {after, traced, ambient} (each a list of
+ * groups {key, label, scope, guards (newest first), open}), how many guards there are and
+ * match, and how many groups are left out past MAX_GROUPS. `open`: the groups of the
+ * recent guards (and of a followed one, `flashed`) are open; with a filter, every one. */
+export function guardSections(c, i, filter = "", flashed = null) {
+  const view = guardsView(c, i);
+  const words = filterWords(filter);
+  const groups = guardGroups(c);
+  const installed = groups.stepped.slice(0, guardsAt(c, i)).reverse();
+  const keep = (ks) => ks.filter((k) => guardMatches(c, k, words));
+  const recent = new Set([...view.shown.map((g) => g.k), ...view.after]);
+  if (flashed != null) recent.add(flashed);
+  const mark = (list) => list.map((grp) => ({ ...grp, open: words.length > 0 || grp.guards.some((k) => recent.has(k)) }));
+  const after = mark(grouped(c, keep([...view.after].reverse())));
+  let traced = mark(grouped(c, keep(installed)));
+  let left = 0;
+  if (traced.length > MAX_GROUPS) {
+    const cut = traced.slice(MAX_GROUPS);
+    traced = traced.slice(0, MAX_GROUPS);
+    // A followed guard's group is listed whatever its age.
+    const followed = flashed != null ? cut.find((grp) => grp.guards.includes(flashed)) : null;
+    if (followed) traced.push(followed);
+    left = cut.length - (followed ? 1 : 0);
+  }
+  const ambient = keep(view.ambient);
+  const matched = after.concat(traced).reduce((n, grp) => n + grp.guards.length, 0) + ambient.length;
+  return {
+    after, traced, ambient, left, total: view.total, fresh: view.shown.filter((g) => g.isNew).length,
+    ambientCount: view.ambient.length, matched, filtering: words.length > 0,
+    restarted: c.outcome === "restarted" || (!c.guard_tree && c.guard_details.some((g) => !g.ambient)),
+  };
+}
+
+// -- painting ----------------------------------------------------------------------------------
+
+/** One guard as a row: its kind, its check as read, and where and when it was installed. */
+function guardItem(c, k, { isNew = false, flashed = null, i = 0, asWritten = false } = {}) {
+  const g = c.guard_details[k];
+  const r = guardReading(c, k);
+  const step = guardStep(c, k);
+  const linked = step != null && step !== i;
+  return {
+    key: `g${k}${asWritten ? "w" : ""}`,
+    cls: [isNew ? "dl-new" : "", step != null ? "dl-linked" : "", flashed === k ? "dl-flash" : ""].join(" ").trim(),
+    make: () => {
+      const where = [];
+      if (g.step != null) where.push(`step ${g.step}`);
+      if (g.lineno) where.push(`line ${g.lineno}${g.line ? `: ${g.line}` : ""}${g.code_name ? ` (in ${g.code_name})` : ""}`);
+      const check = asWritten ? [" ", g.text] :
+        r.parts.map((p) => (typeof p === "string" ? p : h("span", { class: "dl-id", title: p.title }, p.chip)));
+      const tip = [step != null ? `installed at step ${step}${linked ? ": click (or Enter) to go there" : ""}` : null,
+        `as Dynamo wrote it: ${g.text}`].filter(Boolean).join("\n");
+      return h("li", { "data-guard": step != null ? k : null, "data-guard-row": k, tabindex: 0, title: tip },
+        h("span", { class: "dl-guard-kind", "data-help-guard": r.kind, tabindex: 0 }, r.kind),
+        asWritten ? check : [r.parts.length ? " " : "", check],
+        where.length ? h("span", { class: "dl-where" }, where.join(" · ")) : null);
+    },
+  };
+}
+
+/** The pane. view: {c, k, i, flash ({guard} when a link led here)}. */
+export function guardsPane() {
+  const p = pane("dl-guards", "Guards");
+  const badge = belowBadge(p.el, p.body);
+  const input = h("input", {
+    class: "dl-guard-filter", type: "search", placeholder: "filter guards: source, kind or check",
+    "aria-label": "filter the guards by source, kind or check", spellcheck: "false",
+  });
+  const count = h("span", { class: "dl-dim dl-guard-count", role: "status" });
+  const written = h("input", { type: "checkbox", class: "dl-as-written" });
+  const bar = h("div", { class: "dl-guard-bar" }, input, count,
+    h("label", { class: "dl-dim", title: "show each guard exactly as Dynamo wrote it" }, written, " as written"));
+  p.el.insertBefore(bar, p.body);
+  let last = null;          // the view painted last, to paint again when the filter changes
+  let groupEls = new Map(); // group key -> its element, kept per compile
+  const chosen = new Map(); // group key -> open or closed, as the learner chose
+  let filterTimer = null;
+
+  input.addEventListener("input", () => {
+    clearTimeout(filterTimer);
+    filterTimer = setTimeout(() => { if (last) { paint(last); reveal(); } }, 80);
+  });
+  input.addEventListener("keydown", (e) => {
+    e.stopPropagation();   // typing is the filter's, not the viewer's keys (nor JupyterLab's)
+    if (e.key === "Escape") {
+      if (input.value) { input.value = ""; if (last) paint(last); } else p.el.closest(".dl-viewer")?.focus({ preventScroll: true });
+    }
+  });
+  written.addEventListener("change", () => { if (last) paint(last); });   // rows are keyed by the form they show
+
+  function groupEl(name, grp) {
+    let el = groupEls.get(`${name}:${grp.key}`);
+    if (!el) {
+      const head = h("summary", { class: "dl-group-head", title: grp.key },
+        h("code", { class: "dl-group-label" }, grp.label),
+        grp.scope === "global" ? h("span", { class: "dl-tag" }, "global") : null,
+        " ", h("span", { class: "dl-dim dl-group-count" }));
+      const list = h("ul", { class: "dl-list" });
+      el = h("details", { class: "dl-group", "data-guard-group": grp.key }, head, list);
+      el.__dl = { list, count: head.lastChild, wanted: null };
+      el.addEventListener("toggle", () => {
+        if (el.open !== el.__dl.wanted) { chosen.set(grp.key, el.open); if (last) paint(last); }
+      });
+      groupEls.set(`${name}:${grp.key}`, el);
+    }
+    return el;
+  }
+
+  function paintGroup(el, grp, c, i, flashed, asWritten) {
+    const d = el.__dl;
+    const fresh = grp.guards.filter((k) => c.guard_details[k].step === i && c.steps.length > 0).length;
+    const n = `· ${plural(grp.guards.length, "guard")}${fresh ? `, ${fresh} new` : ""}`;
+    if (d.count.textContent !== n) d.count.textContent = n;
+    el.classList.toggle("dl-has-new", fresh > 0);
+    const open = chosen.has(grp.key) ? chosen.get(grp.key) : grp.open;
+    d.wanted = open;
+    if (el.open !== open) el.open = open;
+    if (!open) return sync(d.list, []);
+    let ks = grp.guards.slice(0, GROUP_ROWS);
+    if (flashed != null && grp.guards.includes(flashed) && !ks.includes(flashed)) ks = [flashed, ...ks];
+    const rows = ks.map((k) => guardItem(c, k, { isNew: c.steps.length > 0 && c.guard_details[k].step === i, flashed, i, asWritten }));
+    const more = grp.guards.length - ks.length;
+    if (more > 0) rows.push(textRow("dl-more dl-faint", `… ${plural(more, "earlier guard")} on this value`));
+    sync(d.list, rows);
+  }
+
+  function paint(view) {
+    last = view;
+    const { c, k, i, flash } = view;
+    const flashed = flash && flash.guard != null ? flash.guard : null;
+    const asWritten = written.checked;
+    const s = guardSections(c, i, input.value, flashed);
+    setTitle(p, `${k}|${s.total}|${s.fresh}`, () =>
+      ["Guards ", h("span", { class: "dl-dim" }, `· ${s.total} so far (${s.ambientCount} ambient)` +
+        (s.fresh ? ` · ${s.fresh} new` : ""), " · by value, newest first")]);
+    const said = s.filtering ? `${s.matched} of ${s.total} match` : "";
+    if (count.textContent !== said) count.textContent = said;
+    const section = (name, groups) => groups.map((grp) => ({
+      key: `${name}:${grp.key}`,
+      make: () => groupEl(name, grp),
+    }));
+    const ambient = part(p, "ambient", () => h("details", { class: "dl-ambient" }, h("summary"), h("ul", { class: "dl-list" })));
+    sync(p.body, [
+      s.restarted ? textRow("dl-guard-why", "Dynamo restarted this attempt and never compiled it, so it built no guard tree: " +
+        "each guard here is its kind and the source it guards. The attempt that was kept shows each as the check it runs.") : null,
+      s.after.length ? textRow("dl-subtitle", "Installed after tracing, when the graph was compiled") : null,
+      ...section("after", s.after),
+      s.after.length && s.traced.length ? textRow("dl-subtitle", "Installed while tracing") : null,
+      ...section("traced", s.traced),
+      !s.after.length && !s.traced.length ? textRow("dl-faint", s.filtering ? "No guard installed so far matches the filter." :
+        "No guards installed by the traced code yet.") : null,
+      s.left ? textRow("dl-more dl-faint", `… ${plural(s.left, "more value")} with older guards: the filter finds them, the guard tree below lists them all`) : null,
+      s.ambient.length ? { key: "ambient", make: () => ambient } : null,
+    ].filter(Boolean));
+    for (const [name, groups] of [["after", s.after], ["traced", s.traced]]) {
+      for (const grp of groups) paintGroup(groupEl(name, grp), grp, c, i, flashed, asWritten);
+    }
+    if (s.ambient.length) {
+      const summary = `${plural(s.ambient.length, "ambient guard")}: the global state every frame checks, installed before the first instruction`;
+      if (ambient.firstChild.textContent !== summary) ambient.firstChild.textContent = summary;
+      sync(ambient.lastChild, ambient.open ? s.ambient.map((j) => guardItem(c, j, { i, asWritten })) : []);
+      if (!ambient.__dlToggle) {
+        ambient.__dlToggle = true;
+        ambient.addEventListener("toggle", () => { if (last) paint(last); });
+      }
+    }
+  }
+
+  /** After every pane has painted: the followed guard, or the new ones, in view; the
+   * badge says how many new ones stay below. With nothing new the list stays put. */
+  function reveal() {
+    const flashed = [...p.body.querySelectorAll("li.dl-flash")];
+    const marked = flashed.length ? flashed : [...p.body.querySelectorAll("li.dl-new")];
+    if (!marked.length) {
+      badge(null);
+      return;
+    }
+    const below = scrollIntoPane(p.body, marked);
+    badge(below && !flashed.length ? `${plural(below, "more new guard")} ↓` : null);
+  }
+
+  function selectCompile() {
+    resetPane(p);
+    groupEls = new Map();
+    chosen.clear();
+    last = null;
+  }
+
+  return { el: p.el, selectCompile, paint, reveal, filter: input };
 }
 
 // ---- js/provenance.js ------------------------------------------------------------------------
 
-// Provenance: where a link leads. A guard, a graph node, a tracker's source and a recompile
-// reason each lead to the step that made it; the note says so where the jump lands.
+// Provenance: where a link leads, and what belongs together. A guard, a graph node, a
+// tracker's source, a local found by search and a recompile reason each lead to the step
+// that made it; the note says so where the jump lands. And the linked panes: hovering or
+// focusing a graph node, a guard or a stack entry marks its counterparts in the other
+// panes (the node, the stack and locals entries holding it, the guards on its source, the
+// instruction and line that made it), so what the learner points at is found everywhere.
 
 /** Where a click on element `t` of compile k leads: {compile, step, flash, note} (the
  * note as page content; `flash` marks what was followed), or null for no link. */
@@ -1282,6 +2042,7 @@ export function linkTarget(rec, k, t) {
   const guard = t.closest("[data-guard]");
   const node = t.closest("[data-node]");
   const source = t.closest("[data-source]");
+  const local = t.closest("[data-local]");
   if (reason) {
     const target = recompileTarget(rec, k, c.recompile_reasons[Number(reason.dataset.reason)]);
     if (!target) return null;
@@ -1295,9 +2056,15 @@ export function linkTarget(rec, k, t) {
   }
   if (guard) {
     const g = Number(guard.dataset.guard);
+    const detail = c.guard_details[g];
     const to = guardStep(c, g);
-    if (to == null) return null;
-    return { compile: k, step: to, flash: { guard: g }, note: ["This step installed the guard ", code(c.guard_details[g].text)] };
+    if (to == null) {
+      // Installed after tracing (a search result): listed from the last step on.
+      if (!detail || detail.ambient || !c.steps.length) return null;
+      return { compile: k, step: lastStep(c), flash: { guard: g }, note: ["Dynamo installed the guard ", code(detail.text),
+        " after tracing, when it compiled the graph: it is listed from the last step on"] };
+    }
+    return { compile: k, step: to, flash: { guard: g }, note: ["This step installed the guard ", code(detail.text)] };
   }
   if (node) {
     const n = Number(node.dataset.node);
@@ -1315,7 +2082,176 @@ export function linkTarget(rec, k, t) {
         s.lineno != null ? ` on line ${s.lineno}` : ""],
     };
   }
+  if (local) {
+    const to = Number(local.dataset.at);
+    const s = c.steps[to];
+    if (!s) return null;
+    const v = c.vars[s.locals[local.dataset.local]];
+    return {
+      compile: k, step: to, flash: v && v.source ? { source: v.source } : null,
+      note: ["The local ", code(local.dataset.local), ` of ${s.code_name} first holds a value after this step, `,
+        code(instructionOf(s)), s.lineno != null ? ` on line ${s.lineno}` : ""],
+    };
+  }
   return null;
+}
+
+// -- what belongs together (pure) -------------------------------------------------------------
+
+/** The guards of compile c by the source they guard (Dynamo's spelling), made once. */
+function guardsBySource(c) {
+  return memo(c, "guardsBySource", () => {
+    const m = new Map();
+    c.guard_details.forEach((g, k) => {
+      const src = g.source || (g.ambient ? null : guardReading(c, k).group.key);
+      if (!src) return;
+      if (!m.has(src)) m.set(src, []);
+      m.get(src).push(k);
+    });
+    return m;
+  });
+}
+
+/** The node of compile c a tracker's `node` name names (either of a renamed node's names). */
+function nodeNamed(c, name) {
+  const byName = memo(c, "nodeByName", () => {
+    const m = new Map();
+    c.nodes.forEach((n, k) => {
+      if (n.created_name && !m.has(n.created_name)) m.set(n.created_name, k);
+      m.set(n.name, k);
+    });
+    return m;
+  });
+  return name != null && byName.has(name) ? byName.get(name) : null;
+}
+
+/** Every tracker reading of compile c holding node k, or read from a source. */
+function varsWhere(c, test) {
+  const out = [];
+  c.vars.forEach((v, id) => { if (test(v)) out.push(id); });
+  return out;
+}
+
+/** What belongs with a thing at step i of compile c: `what` is {node: k}, {guard: k} or
+ * {var: id}. Returns {nodes, guards, vars (reading ids), groups (guard group keys), step
+ * (the step that made it, or null)}: arrays of what to mark. */
+export function peersOf(c, i, what) {
+  const nodes = new Set(), guards = new Set(), vars = new Set(), groups = new Set();
+  let step = null;
+  const bySource = guardsBySource(c);
+  const addSource = (src) => {
+    if (!src) return;
+    for (const g of bySource.get(src) || []) guards.add(g);
+    groups.add(src);
+  };
+  if (what.node != null) {
+    const k = what.node, n = c.nodes[k];
+    nodes.add(k);
+    step = nodeStep(c, k);
+    for (const id of varsWhere(c, (v) => v.node != null && nodeNamed(c, v.node) === k)) {
+      vars.add(id);
+      addSource(c.vars[id].source);
+    }
+    if (!n) return { nodes: [], guards: [], vars: [], groups: [], step: null };
+  } else if (what.guard != null) {
+    const g = c.guard_details[what.guard];
+    if (!g) return { nodes: [], guards: [], vars: [], groups: [], step: null };
+    guards.add(what.guard);
+    step = guardStep(c, what.guard);
+    const src = g.source;
+    groups.add(guardReading(c, what.guard).group.key);
+    if (src) {
+      for (const id of varsWhere(c, (v) => v.source === src)) {
+        vars.add(id);
+        const k = nodeNamed(c, c.vars[id].node);
+        if (k != null) nodes.add(k);
+      }
+    }
+  } else if (what.var != null) {
+    const v = c.vars[what.var];
+    if (!v) return { nodes: [], guards: [], vars: [], groups: [], step: null };
+    vars.add(what.var);
+    const k = nodeNamed(c, v.node);
+    if (k != null) {
+      nodes.add(k);
+      step = nodeStep(c, k);
+      // The same node held by other readings (a stack entry and the local it was stored in).
+      for (const id of varsWhere(c, (w) => w.node != null && nodeNamed(c, w.node) === k)) vars.add(id);
+    }
+    addSource(v.source);
+  }
+  return { nodes: [...nodes], guards: [...guards], vars: [...vars], groups: [...groups], step };
+}
+
+// -- the linked panes (DOM) ------------------------------------------------------------------
+
+const POINTABLE = "[data-node], [data-guard-row], [data-var]";
+
+/** What a pointed-at element is: {node}, {guard} or {var}, or null. */
+function pointed(el) {
+  const t = el && el.closest ? el.closest(POINTABLE) : null;
+  if (!t) return null;
+  if (t.dataset.guardRow != null) return { el: t, what: { guard: Number(t.dataset.guardRow) } };
+  if (t.dataset.var != null) return { el: t, what: { var: Number(t.dataset.var) } };
+  return { el: t, what: { node: Number(t.dataset.node) } };
+}
+
+/** The linked panes of a viewer's root, painted like a pane (last): hovering or focusing a
+ * node, guard or stack entry marks (`dl-peer`) every counterpart on the page, and the step
+ * that made it where the bytecode and source panes show its code. */
+export function linkedPanes(root) {
+  let view = null, target = null, marked = [];
+
+  function clear() {
+    for (const el of marked) el.classList.remove("dl-peer");
+    marked = [];
+  }
+
+  function mark() {
+    clear();
+    if (!target || !view || !view.c || !target.el.isConnected) { target = null; return; }
+    const c = view.c, p = peersOf(c, view.i, target.what);
+    const add = (el) => { if (el !== target.el) { el.classList.add("dl-peer"); marked.push(el); } };
+    for (const k of p.nodes) root.querySelectorAll(`[data-node="${k}"]`).forEach(add);
+    for (const g of p.guards) root.querySelectorAll(`[data-guard-row="${g}"]`).forEach(add);
+    for (const id of p.vars) root.querySelectorAll(`[data-var="${id}"]`).forEach(add);
+    if (p.groups.length) {
+      const keys = new Set(p.groups);
+      root.querySelectorAll("[data-guard-group]").forEach((el) => { if (keys.has(el.dataset.guardGroup)) add(el.firstElementChild); });
+    }
+    const s = p.step != null ? c.steps[p.step] : null, here = c.steps[view.i];
+    if (s && here && s.code === here.code) {
+      root.querySelectorAll(`.dl-bytecode [data-offset="${s.offset}"]`).forEach(add);
+      if (s.lineno != null) root.querySelectorAll(`.dl-source [data-line="${s.lineno}"]`).forEach(add);
+    }
+  }
+
+  function point(e) {
+    const t = pointed(e.target);
+    if (!t || (target && t.el === target.el)) return;
+    target = t;
+    mark();
+  }
+  function leave(e) {
+    if (!target) return;
+    const to = pointed(e.relatedTarget);
+    if (to && to.el === target.el) return;
+    if (e.type === "mouseout" && root.contains(document.activeElement) && pointed(document.activeElement)) {
+      target = pointed(document.activeElement);   // the pointer went; the keyboard's focus stays
+    } else target = null;
+    mark();
+  }
+  root.addEventListener("mouseover", point);
+  root.addEventListener("focusin", point);
+  root.addEventListener("mouseout", leave);
+  root.addEventListener("focusout", leave);
+
+  return {
+    selectCompile() { target = null; clear(); },
+    paint(v) { view = v; },
+    reveal() { if (target) mark(); else if (marked.length) clear(); },   // after the panes redrew
+    peers: () => marked.slice(),
+  };
 }
 
 // ---- js/predict.js ---------------------------------------------------------------------------
@@ -1703,55 +2639,6 @@ export function captionPane() {
   return { el, selectCompile() {}, paint };
 }
 
-// ---- js/scroll.js ----------------------------------------------------------------------------
-
-// Keeping what a step changed in view: each pane scrolls inside itself (never the page,
-// never the notebook around it) to its current row or what the step added, and where
-// not all of it fits, a badge in the pane says how much more is below ("3 new guards ↓").
-//
-// The Viewer paints every pane first and only then asks each to `reveal`, so the page is
-// laid out once per step: every read here comes after every write of the paint.
-
-/** Scroll `body` (a pane's scrolling box) so that the elements `els` are in view: all of
- * them if they fit, else the first ones from the top. `centre` puts a single row in the
- * middle when it has to move. Returns how many of `els` stay below the visible area. */
-export function scrollIntoPane(body, els, { centre = false } = {}) {
-  const targets = els.filter((el) => el && el.isConnected);
-  if (!targets.length || !body.clientHeight) return 0;
-  const box = body.getBoundingClientRect();
-  const rects = targets.map((el) => el.getBoundingClientRect());
-  const top = Math.min(...rects.map((r) => r.top)) - box.top + body.scrollTop;
-  const bottom = Math.max(...rects.map((r) => r.bottom)) - box.top + body.scrollTop;
-  const view = body.clientHeight;
-  const from = body.scrollTop, to = from + view;
-  let next = from;
-  if (bottom - top > view - 8) next = top - 4;                           // the first ones, from the top
-  else if (top < from || bottom > to) next = centre ? (top + bottom - view) / 2 : (top < from ? top - 4 : bottom - view + 4);
-  next = Math.max(0, Math.min(next, body.scrollHeight - view));
-  if (Math.abs(next - from) >= 1) body.scrollTop = next;
-  const end = next + view;
-  return rects.filter((r) => r.bottom - box.top + from > end + 1).length;
-}
-
-/** The badge of a pane that says how many of the new entries are below its fold, and
- * scrolls to them when clicked. `say(n)` is the text for n entries (null hides it). */
-export function belowBadge(paneEl, body) {
-  const badge = h("button", { class: "dl-below", type: "button", hidden: true, title: "scroll down to them" });
-  badge.addEventListener("click", (e) => {
-    e.stopPropagation();
-    body.scrollTop += body.clientHeight * 0.8;
-  });
-  paneEl.append(badge);
-  return (text) => {
-    if (text == null) {
-      if (!badge.hidden) badge.hidden = true;
-      return;
-    }
-    if (badge.textContent !== text) badge.textContent = text;
-    if (badge.hidden) badge.hidden = false;
-  };
-}
-
 // ---- js/panes/source.js ----------------------------------------------------------------------
 
 // The source pane: the code running at the step, the current line marked, and the line of
@@ -1921,7 +2808,7 @@ export function bytecodeView(c, i) {
   const rows = [];
   for (let k = first; k < last; k++) {
     if (!aligned) {
-      rows.push({ walked: L.walked[k], original: null, current: k === current, change: null, op: ops[k].opname });
+      rows.push({ walked: L.walked[k], original: null, current: k === current, change: null, op: ops[k].opname, offset: ops[k].offset });
       continue;
     }
     const r = aligned[k];
@@ -1930,7 +2817,7 @@ export function bytecodeView(c, i) {
       walked: r.walked != null ? L.walked[r.walked] : null,
       original: r.original != null ? L.original[r.original] : null,
       current: current != null && r.walked === current, change,
-      op: r.walked != null ? ops[r.walked].opname : null,
+      op: r.walked != null ? ops[r.walked].opname : null, offset: r.walked != null ? ops[r.walked].offset : null,
       origOp: r.original != null ? info.instructions[r.original].opname : null,
     });
   }
@@ -1970,12 +2857,13 @@ export function bytecodePane() {
         key: `${s.code}:${first + j}`,
         cls: `dl-row${r.current ? " dl-current" : ""}${r.change ? ` dl-${r.change}` : ""}${view.aligned ? " dl-pair" : ""}`,
         current: r.current,
-        // A row is focusable and explains its opcode (help.js); the original cell its own.
+        // A row is focusable and explains its opcode (help.js); the original cell its own;
+        // `data-offset` (the walked offset) lets the linked panes mark it (provenance.js).
         make: () => (view.aligned ?
-          h("span", { tabindex: 0, "data-help-op": r.op ?? r.origOp },
+          h("span", { tabindex: 0, "data-help-op": r.op ?? r.origOp, "data-offset": r.offset },
             h("span", { class: "dl-cell" }, r.walked ?? ""),
             h("span", { class: "dl-cell dl-orig", "data-help-op": r.origOp !== r.op ? r.origOp : null }, r.original ?? "")) :
-          h("span", { tabindex: 0, "data-help-op": r.op }, r.walked)),
+          h("span", { tabindex: 0, "data-help-op": r.op, "data-offset": r.offset }, r.walked)),
       })),
       view.below ? textRow("dl-more", `… ${view.below} instruction(s) below`) : null,
     ].filter(Boolean));
@@ -2015,7 +2903,7 @@ export function stackView(c, i) {
 }
 
 /** One tracker as a row: its kind, its detail, its source as a link. */
-function varItem(v, key, name, isNew, flashed) {
+function varItem(v, key, name, isNew, flashed, id) {
   const flash = flashed != null && v.source === flashed;
   return {
     key, cls: `${isNew ? "dl-new" : ""}${flash ? " dl-flash" : ""}`.trim(),
@@ -2031,7 +2919,7 @@ function varItem(v, key, name, isNew, flashed) {
           title: "go to the step that first read this source",
         }, `<- ${v.source}`));
       }
-      return h("li", { title: v.python_type ? `models a ${v.python_type}` : null },
+      return h("li", { title: v.python_type ? `models a ${v.python_type}` : null, "data-var": id },   // data-var: the linked panes
         name != null ? [h("b", null, name), " = "] : null, parts);
     },
   };
@@ -2057,10 +2945,10 @@ export function stackPane() {
       view.locals.length ? { key: "locals", make: () => locals } : textRow("dl-faint", "(none)"),
     ]);
     const depth = s.stack.length;
-    sync(stack, view.stack.map((e, j) => varItem(e.v, `${depth - 1 - j}:${s.stack[depth - 1 - j]}`, null, e.isNew, flashed)));
+    sync(stack, view.stack.map((e, j) => varItem(e.v, `${depth - 1 - j}:${s.stack[depth - 1 - j]}`, null, e.isNew, flashed, s.stack[depth - 1 - j])));
     sync(locals, view.locals.map((e) => (e.gone ?
       { key: `gone:${e.name}`, cls: "dl-gone", make: () => h("li", null, h("b", null, e.name), " (deleted)") } :
-      varItem(e.v, `${e.name}=${s.locals[e.name]}`, e.name, e.isNew, flashed))));
+      varItem(e.v, `${e.name}=${s.locals[e.name]}`, e.name, e.isNew, flashed, s.locals[e.name]))));
   }
 
   /** After every pane has painted: what the step pushed or stored (or a followed source)
@@ -2082,8 +2970,9 @@ export function stackPane() {
 // looks at that place.
 //
 // A drawing here is {root (the svg), view (the <g> the transform goes on), width, height,
-// boxes (per node: [x0, y0, x1, y1] in drawing units), order, shown (how many nodes, in
-// order, are revealed)}: the graph pane makes it (panes/graph.js).
+// box(k) (node k's [x0, y0, x1, y1] in drawing units), order, shown (how many nodes, in
+// order, are revealed), and for a big graph cull(view), told after every move which part
+// of the drawing the pane shows}: the graph pane makes it (panes/graph.js).
 
 const ZOOM_STEP = 1.25;        // one key press or wheel notch
 const MIN_SCALE = 0.05, MAX_SCALE = 4;
@@ -2111,11 +3000,12 @@ export function zoomable(box) {
   function apply() {
     if (!d) return;
     d.view.setAttribute("transform", `translate(${cam.x.toFixed(1)},${cam.y.toFixed(1)}) scale(${cam.s.toFixed(4)})`);
+    if (d.cull) d.cull([-cam.x / cam.s, -cam.y / cam.s, (box.clientWidth - cam.x) / cam.s, (box.clientHeight - cam.y) / cam.s]);
     paintOverview();
   }
 
   function centreOn(nodes, always) {
-    const bs = nodes.map((k) => d.boxes[k]).filter(Boolean);
+    const bs = nodes.map((k) => d.box(k)).filter(Boolean);
     if (!bs.length) return;
     const b = [Math.min(...bs.map((x) => x[0])), Math.min(...bs.map((x) => x[1])),
       Math.max(...bs.map((x) => x[2])), Math.max(...bs.map((x) => x[3]))];
@@ -2235,11 +3125,12 @@ export function zoomable(box) {
       dotted = 0;
     }
     const ctx = canvas.getContext && canvas.getContext("2d");
-    if (ctx) {
+    if (ctx && d.cull) dotBitmap(ctx, m, ow, oh);
+    else if (ctx) {
       if (d.shown < dotted) { ctx.clearRect(0, 0, ow, oh); dotted = 0; }
       ctx.fillStyle = getComputedStyle(canvas).color || "#888";
       for (let r = dotted; r < d.shown; r++) {
-        const b = d.boxes[d.order[r]];
+        const b = d.box(d.order[r]);
         if (b) ctx.fillRect(b[0] * m, b[1] * m, Math.max(1.5, (b[2] - b[0]) * m), Math.max(1.5, (b[3] - b[1]) * m));
       }
       dotted = d.shown;
@@ -2248,6 +3139,29 @@ export function zoomable(box) {
       left: `${(-cam.x / cam.s * m).toFixed(1)}px`, top: `${(-cam.y / cam.s * m).toFixed(1)}px`,
       width: `${(w / cam.s * m).toFixed(1)}px`, height: `${(hgt / cam.s * m).toFixed(1)}px`,
     });
+  }
+
+  /** A big graph's dots as one bitmap: a pixel per node, put on the canvas at once. */
+  let lit = null;
+  function dotBitmap(ctx, m, ow, oh) {
+    if (!lit || lit.width !== ow || lit.height !== oh || d.shown < dotted) {
+      lit = ctx.createImageData(ow, oh);
+      dotted = 0;
+      const rgb = /(\d+)\D+(\d+)\D+(\d+)/.exec(getComputedStyle(canvas).color || "") || [0, 136, 136, 136];
+      lit.rgb = rgb.slice(1, 4).map(Number);
+    }
+    if (dotted === d.shown) return;
+    const px = lit.data, [cr, cg, cb] = lit.rgb;
+    for (let r = dotted; r < d.shown; r++) {
+      const b = d.box(d.order[r]);
+      if (!b) continue;
+      const x = Math.min(ow - 1, Math.max(0, Math.round((b[0] + b[2]) / 2 * m)));
+      const y = Math.min(oh - 1, Math.max(0, Math.round((b[1] + b[3]) / 2 * m)));
+      const at = 4 * (y * ow + x);
+      px[at] = cr; px[at + 1] = cg; px[at + 2] = cb; px[at + 3] = 255;
+    }
+    dotted = d.shown;
+    ctx.putImageData(lit, 0, 0);
   }
 
   overview.addEventListener("click", (e) => {
@@ -2289,7 +3203,11 @@ function nodeTip(c, k) {
     (node.in_graph ? "" : " (not in the final graph)") + ` · made at step ${nodeStep(c, k)}: click to go there`;
 }
 
-const EAGER_NODES = 2000;   // a larger graph makes each node's elements when it is first revealed
+// A larger graph is culled: each node's elements are made when it is first near the
+// pane's view, and only the nodes (and edges) near the view are in the page, at most
+// MAX_DRAWN of them, so a 20,000-node graph costs a step what a small one does.
+const CULL_NODES = 1500;
+const MAX_DRAWN = 2500;
 
 /** A node's box in graph coordinates, from its outline: [x0, y0, x1, y1]. */
 function boxOf(n) {
@@ -2310,17 +3228,18 @@ function boxOf(n) {
 }
 
 /** The drawing of a compile's graph: every node and edge hidden, made at once for a graph
- * of up to EAGER_NODES nodes and otherwise as each is first revealed (so a 20,000-node
- * graph paints its first step at once). One `<g>` holds it all and carries the zoom and
- * pan as a transform. */
+ * of up to CULL_NODES nodes; a larger one is culled (`cull`). One `<g>` holds it all and
+ * carries the zoom and pan as a transform. */
 function makeDrawing(c, g) {
   const { order, rank } = nodeOrder(c);
   const layoutOf = new Array(c.nodes.length);
   for (const n of g.nodes) layoutOf[n.node] = n;
-  const boxes = c.nodes.map((_, k) => (layoutOf[k] ? boxOf(layoutOf[k]) : null));
+  const culled = order.length > CULL_NODES;
+  const boxes = new Array(c.nodes.length);   // made when first asked for: box(k)
+  const box = (k) => (boxes[k] === undefined ? (boxes[k] = layoutOf[k] ? boxOf(layoutOf[k]) : null) : boxes[k]);
   const nodeEls = new Array(c.nodes.length);
   const outlines = new Array(c.nodes.length);
-  const renamed = [];
+  const renamed = [], renamedOf = [];   // the renamed nodes' first label lines; per rank
   const edgesAt = order.map(() => []);   // per rank: the edges revealed with that node
   for (const e of g.edges) edgesAt[Math.max(rank[e.tail], rank[e.head])].push(e);
   const root = svgElement("svg", { class: "dl-graph-svg", role: "img", "aria-label": "the FX graph" });
@@ -2356,13 +3275,13 @@ function makeDrawing(c, g) {
       t.textContent = n.lines[line] ?? "";
       el.append(t);
       if (line === 0 && node.renamed_at != null && node.created_name && node.created_name !== node.name) {
-        renamed.push({ node, text: t, line: n.lines[0] });
+        renamed.push((renamedOf[rank[k]] = { node, text: t, line: n.lines[0] }));
       }
     });
     el.style.display = "none";
     nodeEls[k] = el;
     outlines[k] = outline;
-    nodes.append(el);
+    if (!culled) nodes.append(el);
   }
 
   /** Make the elements of the node of rank r and of the edges revealed with it. */
@@ -2376,15 +3295,65 @@ function makeDrawing(c, g) {
         e.arrow ? svgElement("polygon", { points: e.arrow }) : null);
       el.style.display = "none";
       edgeEls[r].push(el);
-      edges.append(el);
+      if (!culled) edges.append(el);
     }
   }
-  if (order.length <= EAGER_NODES) for (let r = 0; r < order.length; r++) ensure(r);
-
-  return {
-    root, view, order, nodeEls, edgeEls, ensure, renamed, outlines, marks, boxes, shown: 0,
-    width: g.width, height: g.height,
+  if (!culled) for (let r = 0; r < order.length; r++) ensure(r);
+  const d = {
+    root, view, order, rank, nodeEls, edgeEls, ensure, renamed, renamedOf, outlines, marks, box, shown: 0, step: 0, drawn: 0,
+    width: g.width, height: g.height, cull: culled ? null : undefined,
   };
+  if (culled) d.cull = culler(d, c, edgesAt, edges, nodes);
+  return d;
+}
+
+/** The culling of a big drawing: `cull([x0, y0, x1, y1])`, the part of the drawing (in its
+ * units) the pane shows, keeps in the page the revealed nodes near it and their edges (an
+ * edge is near where the box of its two ends is), each named as it was at step d.step. */
+function culler(d, c, edgesAt, edgeLayer, nodeLayer) {
+  const inPage = new Uint8Array(d.order.length);
+  let kept = [];   // the ranks in the page
+  const near = (b, v) => b && b[2] >= v[0] && b[0] <= v[2] && b[3] >= v[1] && b[1] <= v[3];
+  const ends = (e) => {
+    const a = d.box(e.tail), b = d.box(e.head);
+    return a && b ? [Math.min(a[0], b[0]), Math.min(a[1], b[1]), Math.max(a[2], b[2]), Math.max(a[3], b[3])] : a || b;
+  };
+  return (view) => {
+    const mx = (view[2] - view[0]) * 0.5, my = (view[3] - view[1]) * 0.5;   // half a pane around it
+    const v = [view[0] - mx, view[1] - my, view[2] + mx, view[3] + my];
+    const want = [];
+    for (let r = 0; r < d.shown && want.length < MAX_DRAWN; r++) {
+      if (near(d.box(d.order[r]), v) || edgesAt[r].some((e) => near(ends(e), v))) want.push(r);
+    }
+    const wanted = new Uint8Array(d.order.length);
+    for (const r of want) wanted[r] = 1;
+    for (const r of kept) {
+      if (wanted[r]) continue;
+      inPage[r] = 0;
+      const el = d.nodeEls[d.order[r]];
+      if (el) el.remove();
+      for (const e of d.edgeEls[r]) e.remove();
+    }
+    for (const r of want) {
+      if (inPage[r]) continue;
+      inPage[r] = 1;
+      d.ensure(r);
+      const el = d.nodeEls[d.order[r]];
+      if (el) { el.style.display = ""; nodeLayer.append(el); }
+      for (const e of d.edgeEls[r]) { e.style.display = ""; edgeLayer.append(e); }
+    }
+    kept = want;
+    d.drawn = want.length;
+    for (const r of kept) renameAt(d.renamedOf[r], d.step);
+  };
+}
+
+/** A renamed node's label as it was at step i. */
+function renameAt(r, i) {
+  if (!r) return;
+  const name = nameAt(r.node, i);
+  const text = name === r.node.name ? r.line : name;
+  if (r.text.textContent !== text) r.text.textContent = text;
 }
 
 /** The graph's Python code, each node's name a link to the step that made it. */
@@ -2482,7 +3451,8 @@ export function graphPane() {
  * and name each renamed node as it was then. */
 function paintDrawing(d, c, i, shown, fresh, flashed) {
   const lo = Math.min(d.shown, shown), hi = Math.max(d.shown, shown);
-  for (let r = lo; r < hi; r++) {
+  d.step = i;
+  for (let r = lo; r < hi && !d.cull; r++) {   // a culled drawing is put in the page by cull()
     const display = r < shown ? "" : "none";
     if (r < shown) d.ensure(r);
     const el = d.nodeEls[d.order[r]];
@@ -2493,6 +3463,7 @@ function paintDrawing(d, c, i, shown, fresh, flashed) {
   const mark = (k, cls) => ({
     key: `${cls}${k}`,
     make: () => {
+      if (d.cull) d.ensure(d.rank[k]);
       const el = d.outlines[k] ? d.outlines[k].cloneNode(false) : svgElement("g");
       el.setAttribute("class", cls);
       el.setAttribute("data-node", k);
@@ -2500,125 +3471,7 @@ function paintDrawing(d, c, i, shown, fresh, flashed) {
     },
   });
   sync(d.marks, [...fresh.map((k) => mark(k, "dl-new")), ...(flashed != null ? [mark(flashed, "dl-flash")] : [])]);
-  for (const r of d.renamed) {
-    const name = nameAt(r.node, i);
-    const text = name === r.node.name ? r.line : name;
-    if (r.text.textContent !== text) r.text.textContent = text;
-  }
-}
-
-// ---- js/panes/guards.js ----------------------------------------------------------------------
-
-// The guards pane: the guards installed so far, newest first, the new ones marked and
-// scrolled into view (a badge counts those below the fold). Those added after tracing come
-// first at the last step, then the recent ones the code installed; earlier ones are
-// counted and the ambient ones folded at the end. A guard links (`data-guard`) to the
-// step that installed it.
-
-export const RECENT_GUARDS = 40;     // guards listed in full; earlier ones are counted
-
-/** The guards listed at step i, newest first: those added after tracing (at the last
- * step), the recent ones the code installed, how many earlier ones are only counted, and
- * the ambient ones (folded). */
-export function guardsView(c, i) {
-  const groups = guardGroups(c);
-  const n = guardsAt(c, i);
-  const atEnd = !c.steps.length || i === lastStep(c);
-  const installed = groups.stepped.slice(0, n);
-  const shown = installed.slice(-RECENT_GUARDS).reverse();
-  // A step that installs more guards than are listed still lists every one of its own.
-  let k = installed.length - shown.length - 1;
-  while (k >= 0 && c.steps.length > 0 && c.guard_details[installed[k]].step === i) shown.push(installed[k--]);
-  return {
-    ambient: groups.ambient,
-    earlier: k + 1,
-    shown: shown.map((g) => ({ k: g, isNew: c.steps.length > 0 && c.guard_details[g].step === i })),
-    after: atEnd ? groups.after : [],
-    total: groups.ambient.length + n + (atEnd ? groups.after.length : 0),
-  };
-}
-
-/** One guard as a row: its text, and where and when it was installed. */
-function guardItem(c, k, isNew, flashed) {
-  const g = c.guard_details[k];
-  const step = guardStep(c, k);
-  return {
-    key: `g${k}`,
-    cls: [isNew ? "dl-new" : "", step != null ? "dl-linked" : "", flashed === k ? "dl-flash" : ""].join(" ").trim(),
-    make: () => {
-      let where;
-      if (g.lineno) {
-        where = [`line ${g.lineno}`, g.line ? `: ${g.line}` : "", g.code_name ? ` (in ${g.code_name})` : ""];
-      } else if (g.ambient) {
-        where = ["ambient: installed for every frame"];
-      } else {
-        where = ["installed after tracing, when the graph was compiled"];
-      }
-      if (g.step != null) where.push(` · step ${g.step}`);
-      // The kind the text names (`TYPE_MATCH: ...`) explains itself (help.js).
-      const kind = g.tree_kind || g.kind;
-      const text = g.text.startsWith(`${kind}:`) || g.text === kind ?
-        [h("span", { class: "dl-guard-kind", "data-help-guard": kind, tabindex: 0 }, kind), g.text.slice(kind.length)] :
-        [h("span", { class: "dl-guard-kind", "data-help-guard": g.kind, tabindex: 0 }, g.kind), " ", g.text];
-      return h("li", {
-        "data-guard": step != null ? k : null, tabindex: step != null ? 0 : null,
-        title: step != null ? `installed at step ${step}: click (or Enter) to go there` : null,
-      }, text, h("span", { class: "dl-where" }, where));
-    },
-  };
-}
-
-/** The pane. view: {c, k, i, flash ({guard} when a link led here)}. */
-export function guardsPane() {
-  const p = pane("dl-guards", "Guards");
-  const badge = belowBadge(p.el, p.body);
-  let fresh = 0;   // how many guards the step shown installed
-
-  function paint({ c, k, i, flash }) {
-    const view = guardsView(c, i);
-    const flashed = flash && flash.guard != null ? flash.guard : null;
-    fresh = view.shown.filter((g) => g.isNew).length;
-    setTitle(p, `${k}|${view.total}|${fresh}`, () =>
-      ["Guards ", h("span", { class: "dl-dim" }, `· ${view.total} installed so far (${view.ambient.length} ambient)` +
-        (fresh ? ` · ${fresh} new` : ""), " · newest first")]);
-    let shown = view.shown;
-    // A guard reached through a link is shown even when it is older than the recent ones.
-    if (flashed != null && !shown.some((g) => g.k === flashed) && guardStep(c, flashed) != null && guardStep(c, flashed) <= i) {
-      shown = [{ k: flashed, isNew: c.guard_details[flashed].step === i }, ...shown];
-    }
-    const list = part(p, "list", () => h("ul", { class: "dl-list" }));
-    const after = part(p, "after", () => h("ul", { class: "dl-list" }));
-    sync(p.body, [
-      view.after.length ? { key: "after-title", make: () => h("div", { class: "dl-subtitle" }, "After tracing") } : null,
-      view.after.length ? { key: "after", make: () => after } : null,
-      view.after.length && shown.length ? { key: "traced-title", make: () => h("div", { class: "dl-subtitle" }, "Installed while tracing") } : null,
-      shown.length ? { key: "list", make: () => list } : null,
-      !shown.length && !view.after.length ? textRow("dl-faint", "No guards installed by the traced code yet.") : null,
-      view.earlier ? textRow("dl-more dl-faint", `… ${view.earlier} earlier guard(s); all of them are in the guard tree below`) : null,
-      view.ambient.length ? {
-        key: `ambient:${k}`, make: () => h("details", { class: "dl-ambient" },
-          h("summary", null, `${view.ambient.length} ambient guard(s), installed before the first instruction`),
-          h("ul", { class: "dl-list" }, view.ambient.map((j) => guardItem(c, j, false, null).make()))),
-      } : null,
-    ].filter(Boolean));
-    sync(list, shown.map((g) => guardItem(c, g.k, g.isNew, flashed)));
-    sync(after, view.after.map((j) => guardItem(c, j, false, flashed)));
-  }
-
-  /** After every pane has painted: the followed guard, or the new ones, in view; the
-   * badge says how many new ones stay below. With nothing new the list stays put. */
-  function reveal() {
-    const flashed = [...p.body.querySelectorAll("li.dl-flash")];
-    const marked = flashed.length ? flashed : [...p.body.querySelectorAll("li.dl-new")];
-    if (!marked.length) {
-      badge(null);
-      return;
-    }
-    const below = scrollIntoPane(p.body, marked);
-    badge(below && !flashed.length ? `${plural(below, "more new guard")} ↓` : null);
-  }
-
-  return { el: p.el, selectCompile: () => resetPane(p), paint, reveal };
+  if (!d.cull) for (const r of d.renamed) renameAt(r, i);
 }
 
 // ---- js/panes/details.js ---------------------------------------------------------------------
@@ -2691,6 +3544,182 @@ export function bytecodeDetails() {
 /** The guard tree. */
 export function guardTreeDetails() {
   return folded("dl-details", "Guard tree", [pane("dl-guard-tree", "Guard tree")], [treeBody]);
+}
+
+// ---- js/search.js ----------------------------------------------------------------------------
+
+// Search: find a guard by the source it guards, a graph node by its name, a local by its
+// name, in the compile shown, and jump to the step that made it. The results are links
+// of provenance.js (`data-guard`, `data-node`, `data-local`), so a jump reads like any
+// other: a note where it lands, the thing followed marked, return goes back. Keyboard:
+// "/" puts the cursor in the box, arrows choose, Enter goes, Escape leaves.
+//
+// searchIndex and searchCompile are pure (node tests them, tests/js/search.test.mjs).
+
+export const SEARCH_RESULTS = 12;   // results listed; the rest are counted
+
+const TYPE_ORDER = { node: 0, guard: 1, local: 2 };
+
+/** What can be found in compile c: [{type, k, keys (lower case), label, detail, step}];
+ * `k` is the guard's or node's index, or the local's name. Made once per compile. */
+export function searchIndex(c) {
+  return memo(c, "searchIndex", () => {
+    const out = [];
+    const last = lastStep(c);
+    c.nodes.forEach((n, k) => {
+      const names = [n.name, n.created_name].filter((x, j, a) => x && a.indexOf(x) === j);
+      out.push({
+        type: "node", k, keys: names.map((x) => x.toLowerCase()), label: n.name,
+        detail: `${n.op} ${n.target}${n.created_name && n.created_name !== n.name ? ` (first named ${n.created_name})` : ""}`,
+        step: nodeStep(c, k),
+      });
+    });
+    c.guard_details.forEach((g, k) => {
+      if (g.ambient) return;
+      const r = guardReading(c, k);
+      const src = g.source || (r.group.scope !== "other" ? r.group.key : null);
+      if (!src) return;
+      const keys = [src, readableSource(src), r.group.key, r.group.label].map((x) => x.toLowerCase())
+        .filter((x, j, a) => a.indexOf(x) === j);
+      const step = guardStep(c, k);
+      out.push({ type: "guard", k, keys, label: readableSource(src), detail: r.kind, step: step ?? last, after: step == null });
+    });
+    const seen = new Set();
+    c.steps.forEach((s, j) => {
+      for (const name of Object.keys(s.locals)) {
+        const key = `${s.code_name}\u0000${name}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        out.push({ type: "local", k: name, keys: [name.toLowerCase()], label: name, detail: `local of ${s.code_name}`, step: j });
+      }
+    });
+    return out;
+  });
+}
+
+/** How well an entry's keys match a query: 0 exact, 1 prefix, 2 at a word's start, 3
+ * anywhere, null not at all. */
+function score(keys, q) {
+  let best = null;
+  for (const key of keys) {
+    const at = key.indexOf(q);
+    if (at < 0) continue;
+    const s = key === q ? 0 : at === 0 ? 1 : /[^a-z0-9]/.test(key[at - 1]) ? 2 : 3;
+    if (best == null || s < best) best = s;
+  }
+  return best;
+}
+
+/** The entries of compile c matching `query` (case-insensitive), best first (exact, then
+ * prefix, word start, anywhere; then nodes, guards, locals; then by step): {results
+ * (at most `limit`), total}. */
+export function searchCompile(c, query, limit = SEARCH_RESULTS) {
+  const q = String(query || "").trim().toLowerCase();
+  if (!q || !c) return { results: [], total: 0 };
+  const found = [];
+  for (const e of searchIndex(c)) {
+    const s = score(e.keys, q);
+    if (s != null) found.push({ e, s });
+  }
+  found.sort((a, b) => a.s - b.s || TYPE_ORDER[a.e.type] - TYPE_ORDER[b.e.type] || a.e.step - b.e.step ||
+    String(a.e.k).localeCompare(String(b.e.k), undefined, { numeric: true }));
+  return { results: found.slice(0, limit).map((f) => f.e), total: found.length };
+}
+
+// -- the box ----------------------------------------------------------------------------------
+
+let searchCount = 0;
+
+/** The search box of a viewer's root, a pane the Viewer paints like the others (it follows
+ * the compile shown). Its results are provenance links: a click goes through the root. */
+export function searchBox(root) {
+  const id = `dl-search-${++searchCount}`;
+  const input = h("input", {
+    class: "dl-search-input", type: "search", placeholder: "search guards, nodes, locals  ( / )",
+    "aria-label": "search this compile: a guard by its source, a graph node or a local by its name",
+    role: "combobox", "aria-expanded": "false", "aria-controls": id, "aria-autocomplete": "list", spellcheck: "false",
+  });
+  const list = h("ul", { class: "dl-search-results", role: "listbox", id, hidden: true, "aria-label": "search results" });
+  const el = h("div", { class: "dl-search", role: "search" }, input, list);
+  let c = null, active = -1, items = [];
+
+  function close() {
+    list.hidden = true;
+    input.setAttribute("aria-expanded", "false");
+    input.removeAttribute("aria-activedescendant");
+  }
+
+  function choose(j) {
+    items.forEach((li, n) => li.setAttribute("aria-selected", String(n === j)));
+    active = j;
+    if (j >= 0 && items[j]) {
+      input.setAttribute("aria-activedescendant", items[j].id);
+      items[j].scrollIntoView({ block: "nearest" });
+    } else input.removeAttribute("aria-activedescendant");
+  }
+
+  function update() {
+    const { results, total } = searchCompile(c, input.value);
+    items = results.map((e, j) => h("li", {
+      id: `${id}-${j}`, role: "option", class: `dl-result dl-result-${e.type}`, "aria-selected": "false",
+      "data-guard": e.type === "guard" ? e.k : null, "data-guard-row": e.type === "guard" ? e.k : null,
+      "data-node": e.type === "node" ? e.k : null,
+      "data-local": e.type === "local" ? e.k : null, "data-at": e.type === "local" ? e.step : null,
+      title: `go to step ${e.step}${e.after ? " (installed after tracing: shown from the last step)" : ""}`,
+    }, h("span", { class: "dl-tag" }, e.type), " ", h("code", null, e.label), " ",
+    h("span", { class: "dl-dim" }, `${e.detail} · step ${e.step}`)));
+    const said = !input.value.trim() ? [] : !total ? [h("li", { class: "dl-faint", role: "presentation" }, "nothing in this compile matches")] :
+      total > items.length ? [h("li", { class: "dl-faint", role: "presentation" }, `… ${plural(total - items.length, "more match")}: type more to narrow`)] : [];
+    list.replaceChildren(...items, ...said);
+    const open = !!input.value.trim();
+    list.hidden = !open;
+    input.setAttribute("aria-expanded", String(open));
+    choose(items.length ? 0 : -1);
+  }
+
+  input.addEventListener("input", update);
+  input.addEventListener("focus", () => { if (input.value.trim()) update(); });
+  input.addEventListener("keydown", (e) => {
+    e.stopPropagation();   // typing is the box's, not the viewer's keys (nor JupyterLab's)
+    if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+      e.preventDefault();
+      if (list.hidden) return update();
+      if (items.length) choose((active + (e.key === "ArrowDown" ? 1 : -1) + items.length) % items.length);
+    } else if (e.key === "Enter") {
+      e.preventDefault();
+      const li = items[active >= 0 ? active : 0];
+      if (li && !list.hidden) {
+        li.click();   // the Viewer's root follows the link
+        close();
+        el.closest(".dl-viewer")?.focus({ preventScroll: true });   // the keys step again
+      }
+    } else if (e.key === "Escape") {
+      e.preventDefault();
+      if (!list.hidden) close();
+      else el.closest(".dl-viewer")?.focus({ preventScroll: true });
+    }
+  });
+  list.addEventListener("mousedown", (e) => e.preventDefault());   // the box keeps the focus while choosing
+  list.addEventListener("click", () => close());
+  input.addEventListener("blur", () => setTimeout(close, 0));
+
+  // "/" anywhere in the viewer but a text field: the cursor to the box (registered before
+  // the Viewer's own keys).
+  root.addEventListener("keydown", (e) => {
+    if (e.key !== "/" || e.ctrlKey || e.metaKey || e.altKey) return;
+    const tag = e.target && e.target.tagName;
+    if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") return;
+    e.preventDefault();
+    e.stopPropagation();
+    input.focus();
+    input.select();
+  });
+
+  return {
+    el, input,
+    selectCompile(compile) { c = compile.c; close(); },
+    paint(view) { if (view.c !== c) { c = view.c; close(); } },
+  };
 }
 
 // ---- js/stages.js ----------------------------------------------------------------------------
@@ -3024,12 +4053,10 @@ export function stagesPane(root) {
       st.from_cache ? "No units: nothing was built to link." : "No units.")]));
     const at = lineUnits(st);
     const width = String(stageLines(st).length).length;
-    lines = stageLines(st).map((text, n) => {
-      const u = at.has(n + 1) ? at.get(n + 1)[0] : null;
-      const to = u == null ? null : unitOrigins(c, st.units[u]).find((o) => o.k != null);
-      return h("span", { class: `dl-row${u == null ? "" : " dl-unit-line"}`, "data-unit": u, "data-node": to ? to.k : null },
-        h("span", { class: "dl-lineno" }, String(n + 1).padStart(width)), " ", text);
-    });
+    // A line shows its unit (`data-unit`: hovered, it lights what the unit came from); only the
+    // unit's row links to a step, so the linked panes never take a line for the node itself.
+    lines = stageLines(st).map((text, n) => h("span", { class: `dl-row${at.has(n + 1) ? " dl-unit-line" : ""}`, "data-unit": at.has(n + 1) ? at.get(n + 1)[0] : null },
+      h("span", { class: "dl-lineno" }, String(n + 1).padStart(width)), " ", text));
     codeEl.replaceChildren(...lines);
     codeEl.parentElement.scrollTop = units.parentElement.scrollTop = 0;
     say(hint());
@@ -3201,6 +4228,274 @@ export function stagesPane(root) {
   return { el, selectCompile, paint, reveal };
 }
 
+// ---- js/panes/compare.js ---------------------------------------------------------------------
+
+// Compare mode: two compiles of one frame side by side, in place of the panes. On the left
+// what differs between them (the guards of the earlier that failed on the call that made
+// the later, calls Dynamo refused, the first divergence, guards and graph nodes changed);
+// then each compile at the same point of the alignment: the step shown and the other's
+// step beside it, what differs marked. Every guard leads (`data-cmp-go`) to the step that
+// installed it; the first divergence is `data-action="divergence"`.
+
+const MAX_ROWS = 60;   // guard and node rows listed per list; the rest are counted
+
+function more(n) {
+  return n > MAX_ROWS ? h("li", { class: "dl-faint" }, `… ${n - MAX_ROWS} more`) : null;
+}
+
+/** A link to step `step` of compile k (a guard's step, when `guard` is given). */
+function goTo(k, step, label, { guard = null, note = "", title = null } = {}) {
+  if (step == null) return h("span", { class: "dl-faint" }, label);
+  return h("button", {
+    class: "dl-link dl-cmp-go", type: "button", "data-cmp-go": `${k}:${step}`,
+    "data-cmp-guard": guard, "data-cmp-note": note, title: title || `go to step ${step} of this compile`,
+  }, label);
+}
+
+function kindOf(kind) {
+  return kind ? h("span", { class: "dl-guard-kind", "data-help-guard": kind, tabindex: 0 }, kind) : null;
+}
+
+/** A guard that failed: what it read, expected and got, and the step and line that installed it. */
+function failedItem(rec, r) {
+  const where = [r.step != null ? `step ${r.step}` : "after tracing", r.lineno != null ? `, line ${r.lineno}` : ""];
+  return h("li", { class: "dl-cmp-failed" }, kindOf(r.kind), " ", code(r.source || ""), r.what ? ` ${r.what}` : "",
+    ": expected ", code(r.expected), ", got ", code(r.seen),
+    h("span", { class: "dl-where" }, "installed by ",
+      goTo(r.compile, r.step, [`[${rec.compiles[r.compile].compile_id}] `, where],
+        { guard: r.guard, note: "failed", title: "go to the step that installed this guard" }),
+      r.line ? [": ", code(r.line)] : ""));
+}
+
+function guardRow(sign, r, cls) {
+  return h("div", { class: `dl-cmp-${cls}` }, `${sign} `,
+    goTo(r.compile, r.step, r.text, { guard: r.guard, note: "installed", title: r.step != null ?
+      `installed at step ${r.step}: go there` : "installed after tracing" }));
+}
+
+/** What differs between the two compiles: made once per pair. */
+function whyBody(rec, d, left, right) {
+  const a = rec.compiles[left], b = rec.compiles[right];
+  const ia = `[${a.compile_id}]`, ib = `[${b.compile_id}]`;
+  const out = [];
+  const failed = failedGuards(rec, left, right);
+  out.push(h("div", { class: "dl-subtitle" }, `Guards of ${ia} that failed on the call that made ${ib}`));
+  if (failed.length) out.push(h("ul", { class: "dl-list" }, failed.map((r) => failedItem(rec, r))));
+  else {
+    out.push(h("div", { class: "dl-faint" }, b.replaces === a.compile_id ? `${ib} replaces ${ia}, but no guard of it is recorded as failing.` :
+      `None recorded: ${ib} ${b.replaces ? `was compiled instead of [${b.replaces}]` : "is not a recompile"}.`));
+  }
+  for (const r of refusals(rec, [left, right])) {
+    out.push(h("div", { class: "dl-subtitle dl-cmp-refused" }, `A later call was refused (${r.kind.replace(/_/g, " ")})`,
+      r.compile_id ? ` at [${r.compile_id}]` : "", ": guards that failed"),
+    h("ul", { class: "dl-list" }, r.rows.map((x) => failedItem(rec, x))));
+  }
+  if (!d) return out;
+  const dv = d.divergence;
+  out.push(h("div", { class: "dl-subtitle" }, "First divergence"));
+  if (!dv) out.push(h("div", { class: "dl-faint" }, "None: the same instructions left the same trackers."));
+  else {
+    const at = divergenceSteps(d);
+    out.push(h("div", { class: "dl-cmp-divergence" },
+      `line ${dv.lineno ?? "?"} · ${ia} step ${dv.a ?? "—"} / ${ib} step ${dv.b ?? "—"} · `, code(dv.instruction), `: ${dv.why} `,
+      at ? h("button", { class: "dl-link", type: "button", "data-cmp-action": "divergence", title: "go to the first divergence (D)" }, "go there") : null,
+      h("div", { class: "dl-cmp-removed" }, `− ${ia} `, code(dv.was)),
+      h("div", { class: "dl-cmp-added" }, `+ ${ib} `, code(dv.now))));
+  }
+  const g = guardChanges(rec, d);
+  out.push(h("div", { class: "dl-subtitle" }, `Guards: ${g.changed.length} changed, ${g.onlyLeft.length} only in ${ia}, ${g.onlyRight.length} only in ${ib}`));
+  const rows = [
+    ...g.changed.map((x) => h("li", null, "~ ", kindOf(x.kind), " ", x.source ? code(x.source) : "",
+      guardRow("−", x.was, "removed"), guardRow("+", x.now, "added"))),
+    ...g.onlyLeft.map((r) => h("li", null, guardRow("−", r, "removed"))),
+    ...g.onlyRight.map((r) => h("li", null, guardRow("+", r, "added"))),
+  ];
+  if (rows.length) out.push(h("ul", { class: "dl-list dl-cmp-guards" }, rows.slice(0, MAX_ROWS), more(rows.length)));
+  const nodes = [
+    ...d.nodes_changed.map((n) => h("li", null, `~ ${n.name}: `, code(n.was), " → ", code(n.now), ` (${n.what.join(", ")})`)),
+    ...d.nodes_removed.map((n) => h("li", { class: "dl-cmp-removed" }, `− ${n}`)),
+    ...d.nodes_added.map((n) => h("li", { class: "dl-cmp-added" }, `+ ${n}`)),
+  ];
+  out.push(h("div", { class: "dl-subtitle" }, `Graph: ${plural(d.nodes_changed.length, "node")} changed, ${d.nodes_removed.length} only in ${ia}, ${d.nodes_added.length} only in ${ib}`));
+  if (nodes.length) out.push(h("ul", { class: "dl-list" }, nodes.slice(0, MAX_ROWS), more(nodes.length)));
+  return out;
+}
+
+function trackerItem(e, name, flashed) {
+  const v = e.v;
+  return h("li", { class: e.differs ? "dl-cmp-differs" : null, title: e.differs ? "differs from the other compile here" : null },
+    name != null ? [h("b", null, name), " = "] : null,
+    h("span", { class: "dl-kind", "data-help-tracker": v.kind, tabindex: 0 }, v.kind),
+    v.detail ? ` ${v.detail}` : "", v.source ? h("span", { class: "dl-dim" }, `  <- ${v.source}`) : "");
+}
+
+/** One side at one point of the alignment: a pane's title and body. */
+function sideBody(rec, k, c, i, o, j, { shown, exact, flashed }) {
+  const title = [h("span", { class: "dl-cmp-id" }, compileTitle(null, c, k)), " ",
+    h("span", { class: "dl-dim" }, shown ? "· shown" : "· beside it")];
+  if (i == null) return [title, h("div", { class: "dl-faint" }, "No step of this compile lines up here.")];
+  const s = stepBeside(c, i, o, j);
+  const head = h("div", { class: s.sameInstruction || j == null ? "dl-cmp-step" : "dl-cmp-step dl-cmp-differs" },
+    shown ? `step ${i} / ${lastStep(c)} ` : goTo(k, i, `step ${i} / ${lastStep(c)}`, { title: "show this compile at this step" }), " ",
+    code(s.instruction), s.lineno != null ? ` · line ${s.lineno}` : "", s.depth ? ` · in ${s.code_name}` : "");
+  const out = [title, head];
+  if (!exact) out.push(h("div", { class: "dl-cmp-note" }, "This compile ran nothing beside the other's step: its step before is shown."));
+  if (s.line) out.push(h("div", { class: "dl-cmp-line" }, code(s.line)));
+  out.push(h("div", { class: "dl-subtitle" }, `Stack (top first) · ${s.stack.length}`),
+    s.stack.length ? h("ol", { class: "dl-list" }, s.stack.map((e) => trackerItem(e, null))) : h("div", { class: "dl-faint" }, "(empty)"),
+    h("div", { class: "dl-subtitle" }, "Symbolic locals"),
+    s.locals.length ? h("ul", { class: "dl-list" }, s.locals.map((e) => trackerItem(e, e.name))) : h("div", { class: "dl-faint" }, "(none)"));
+  if (s.guards.length) {
+    out.push(h("div", { class: "dl-subtitle" }, `Guards installed here · ${s.guards.length}`),
+      h("ul", { class: "dl-list" }, s.guards.map((g) => h("li", { class: g === flashed ? "dl-flash" : null },
+        c.guard_details[g] ? c.guard_details[g].text : `guard ${g}`))));
+  }
+  return out;
+}
+
+/** The pane, for compare mode `mode` (its `on`, `partner`, `comparisons`). view: {rec, c, k, i, flash}. */
+function comparePane(mode) {
+  const el = h("div", { class: "dl-cmp", hidden: true, role: "region", "aria-label": "compare two compiles" });
+  const head = h("div", { class: "dl-cmp-head" });
+  const why = pane("dl-cmp-why", "Why they differ");
+  const sides = [pane("dl-cmp-side dl-cmp-left", ""), pane("dl-cmp-side dl-cmp-right", "")];
+  el.append(head, h("div", { class: "dl-cmp-grid" }, why.el, sides[0].el, sides[1].el));
+  let pairKey = null, stepKey = null;
+
+  function fillPane(p, [title, ...body]) {
+    p.head.replaceChildren(...[title].flat(Infinity).filter((x) => x != null));
+    p.body.replaceChildren(...body.flat(Infinity).filter((x) => x != null));
+  }
+
+  function paint({ rec, k, i, flash }) {
+    el.hidden = !mode.on;
+    if (!mode.on) return;
+    const { comparisons, partner: other } = mode;
+    const pair = other == null ? null : pairOf(comparisons, k, other);
+    const left = pair ? pair.left : Math.min(k, other ?? k), right = pair ? pair.right : Math.max(k, other ?? k);
+    const key = `${left}|${right}`;
+    if (key !== pairKey) {
+      pairKey = key;
+      stepKey = null;
+      const c = rec.compiles[k];
+      if (other == null) {
+        head.replaceChildren(`Compare: [${c.compile_id}] ${c.code_name} is the only compile of its frame in this recording.`);
+      } else {
+        const a = rec.compiles[left], b = rec.compiles[right];
+        head.replaceChildren(h("b", null, "Compare "), code(`[${a.compile_id}]`), " with ", code(`[${b.compile_id}]`),
+          ` · ${a.code_name} (${a.filename.split("/").pop()}:${a.firstlineno})`,
+          h("span", { class: "dl-dim" }, " · stepping moves both along the alignment (D: first divergence, C: leave)"));
+      }
+      const d = pair && !pair.d.skipped ? pair.d : null;
+      const body = other == null ? whyBody(rec, null, k, k).slice(2) : whyBody(rec, d, left, right);
+      if (other != null && !d) {
+        body.push(h("div", { class: "dl-faint" }, pair && pair.d.skipped ?
+          `These two were not aligned when the viewer was made (${pair.d.skipped} steps between them): capture.compare(recording, "${rec.compiles[left].compile_id}", "${rec.compiles[right].compile_id}") prints the comparison.` :
+          "These two were not aligned when the viewer was made."));
+      }
+      fillPane(why, ["Why they differ", body]);
+    }
+    const d = pair && !pair.d.skipped ? pair.d : null;
+    const flashed = flash && flash.guard != null ? flash.guard : null;
+    const side = k === left ? "a" : "b";
+    const beside = d && other != null ? partnerStep(d, side, i) : null;
+    const j = beside ? beside.step : null;
+    const skey = `${k}|${i}|${j}|${flashed}`;
+    if (skey === stepKey) return;
+    stepKey = skey;
+    const c = rec.compiles[k];
+    const mine = sideBody(rec, k, c, i, other != null ? rec.compiles[other] : null, j, { shown: true, exact: true, flashed });
+    const theirs = other == null ? ["", h("div", { class: "dl-faint" }, "No other compile of this frame to set beside it.")] :
+      sideBody(rec, other, rec.compiles[other], j, c, i, { shown: false, exact: !beside || beside.exact, flashed: null });
+    const [l, r] = side === "a" ? [mine, theirs] : [theirs, mine];
+    fillPane(sides[0], l);
+    fillPane(sides[1], r);
+  }
+
+  function reveal() {
+    if (el.hidden) return;
+    for (const p of sides) scrollIntoPane(p.body, [...p.body.querySelectorAll(".dl-flash, .dl-cmp-differs")].slice(0, 1));
+  }
+
+  function selectCompile({ rec, k }) {
+    mode.moved(rec, k);
+    stepKey = null;
+  }
+
+  return { el, selectCompile, paint, reveal };
+}
+
+/** Compare mode: on or off, the compile set beside the one shown (`partner`), and the pairs
+ * shipped (`comparisons`, decoded from the model). The Viewer owns one and asks it about
+ * links (`link`); what compare mode does by itself (its button, its keys C and D, the
+ * second selector) ends in `go(target)`: the Viewer's jump to a step, or with no target a
+ * paint. */
+export class CompareMode {
+  constructor(model, go) {
+    this.on = false;
+    this.partner = null;
+    this.shown = 0;
+    this.go = go;
+    this.comparisons = [];
+    this.ready = comparisonsOf(model).then((x) => { this.comparisons = x; }, () => {});
+    this.pane = comparePane(this);
+    this.keys = null;
+  }
+
+  /** The viewer moved to compile k: the partner follows (see keptPartner). */
+  moved(rec, k) {
+    this.rec = rec;
+    if (this.on && k !== this.shown) this.partner = keptPartner(rec, this.partner, this.shown, k);
+    this.shown = k;
+    this.listen();
+  }
+
+  listen() {   // the keys C and D, on the viewer's root once the pane is in it
+    const root = this.keys || !this.pane.el.closest ? null : this.pane.el.closest(".dl-viewer");
+    if (!root) return;
+    this.keys = root;
+    root.addEventListener("keydown", (e) => {
+      const tag = e.target && e.target.tagName;
+      if (e.ctrlKey || e.metaKey || e.altKey || tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") return;
+      const action = { c: "compare", d: "divergence" }[e.key.toLowerCase()];
+      if (!action) return;
+      e.preventDefault();
+      e.stopPropagation();
+      this.act(action);
+    });
+  }
+
+  /** "compare" turns compare mode on or off; "divergence" goes to the first divergence. */
+  act(action) {
+    if (!this.rec) return;
+    if (action === "compare") {
+      this.on = !this.on;
+      this.partner = this.on ? defaultPartner(this.rec, this.shown) : null;
+      return this.go(null);
+    }
+    if (action === "divergence" && this.on) {
+      const to = divergenceTarget(this.rec, this.comparisons, this.shown, this.partner);
+      if (to) this.go(to);
+    }
+  }
+
+  /** The second selector chose compile j. */
+  choose(j) {
+    this.partner = Number.isInteger(j) ? j : null;
+    this.go(null);
+  }
+
+  /** Where a click on `t` leads when it is one of compare mode's links (null otherwise);
+   * its buttons act at once. */
+  link(rec, t) {
+    this.rec = rec;
+    const act = t.closest("[data-cmp-action]");
+    if (act) return this.act(act.dataset.cmpAction) ?? null;
+    const go = t.closest("[data-cmp-go]");
+    return go ? compareTarget(rec, go.dataset) : null;
+  }
+}
+
 // ---- js/viewer.js ----------------------------------------------------------------------------
 
 // The Viewer: the one stepper that owns the panes (Python Tutor's ExecutionVisualizer). It
@@ -3222,7 +4517,7 @@ export class Viewer {
     this.history = [];  // where each jump came from: {compile, step}
     this.predict = new PredictMode();
     this.note = null; this.flash = null;   // what the last jump said, and what it led to
-    this.fit = false;
+    this.fit = false; this.cmp = new CompareMode(model, (to) => (to ? this.go(to.compile, to.step, { jump: true, flash: to.flash, note: to.note }) : this.paint()));
     this.firstPaint = null;   // when the first frame with the viewer in it was painted
     this.timers = new Set();
     this.root = h("div", { class: "dl-viewer", tabindex: 0 },
@@ -3273,19 +4568,23 @@ export class Viewer {
   build() {
     const rec = this.rec;
     this.titles = this.model.get("titles") || [];
-    this.controls = controls(rec, this.titles);
+    this.controls = controls(rec, this.titles, this.cmp);
     // Every pane, in the order they paint: each has selectCompile(compile) and paint(view).
     const p = this.panes = {
       aids: helpAids(this), summary: compileSummary(rec), caption: captionPane(), source: sourcePane(), bytecode: bytecodePane(),
-      stack: stackPane(), graph: graphPane(), guards: guardsPane(), compare: bytecodeDetails(), tree: guardTreeDetails(),
+      stack: stackPane(), graph: graphPane(), guards: guardsPane(), compare: bytecodeDetails(), tree: guardTreeDetails(), pair: this.cmp.pane,
       stages: stagesPane(this.root),
     };
+    // Search (search.js) and the linked panes (provenance.js) paint last, after the panes they read.
+    p.search = searchBox(this.root);
+    p.links = linkedPanes(this.root);
     const ctl = this.controls;
     this.root.replaceChildren(recordingHeader(rec), ctl.bar, p.summary.el, ctl.steps, ctl.jumps,
-      this.predict.el, p.caption.el,
+      this.predict.el, p.caption.el, p.pair.el,
       h("div", { class: "dl-grid dl-panes" }, h("div", { class: "dl-column" }, p.source.el, p.bytecode.el),
         p.stack.el, p.graph.el, p.guards.el),
       p.compare.el, p.tree.el, p.stages.el);
+    ctl.bar.append(p.search.el);
     this.root.addEventListener("keydown", (e) => this.key(e));
     this.root.addEventListener("click", (e) => this.link(e));
     ctl.selector.addEventListener("change", () => this.go(Number(ctl.selector.value), 0));
@@ -3434,7 +4733,7 @@ export class Viewer {
     } else if (action) {
       this.act(action.dataset.action);
     } else {
-      const to = linkTarget(this.rec, this.compile, t);
+      const to = this.cmp.link(this.rec, t) || linkTarget(this.rec, this.compile, t);
       if (to) this.go(to.compile, to.step, { jump: true, flash: to.flash, note: to.note });
     }
   }

@@ -28,7 +28,7 @@ export function bytecodeView(c, i) {
   const rows = [];
   for (let k = first; k < last; k++) {
     if (!aligned) {
-      rows.push({ walked: L.walked[k], original: null, current: k === current, change: null, op: ops[k].opname });
+      rows.push({ walked: L.walked[k], original: null, current: k === current, change: null, op: ops[k].opname, offset: ops[k].offset });
       continue;
     }
     const r = aligned[k];
@@ -37,7 +37,7 @@ export function bytecodeView(c, i) {
       walked: r.walked != null ? L.walked[r.walked] : null,
       original: r.original != null ? L.original[r.original] : null,
       current: current != null && r.walked === current, change,
-      op: r.walked != null ? ops[r.walked].opname : null,
+      op: r.walked != null ? ops[r.walked].opname : null, offset: r.walked != null ? ops[r.walked].offset : null,
       origOp: r.original != null ? info.instructions[r.original].opname : null,
     });
   }
@@ -77,12 +77,13 @@ export function bytecodePane() {
         key: `${s.code}:${first + j}`,
         cls: `dl-row${r.current ? " dl-current" : ""}${r.change ? ` dl-${r.change}` : ""}${view.aligned ? " dl-pair" : ""}`,
         current: r.current,
-        // A row is focusable and explains its opcode (help.js); the original cell its own.
+        // A row is focusable and explains its opcode (help.js); the original cell its own;
+        // `data-offset` (the walked offset) lets the linked panes mark it (provenance.js).
         make: () => (view.aligned ?
-          h("span", { tabindex: 0, "data-help-op": r.op ?? r.origOp },
+          h("span", { tabindex: 0, "data-help-op": r.op ?? r.origOp, "data-offset": r.offset },
             h("span", { class: "dl-cell" }, r.walked ?? ""),
             h("span", { class: "dl-cell dl-orig", "data-help-op": r.origOp !== r.op ? r.origOp : null }, r.original ?? "")) :
-          h("span", { tabindex: 0, "data-help-op": r.op }, r.walked)),
+          h("span", { tabindex: 0, "data-help-op": r.op, "data-offset": r.offset }, r.walked)),
       })),
       view.below ? textRow("dl-more", `… ${view.below} instruction(s) below`) : null,
     ].filter(Boolean));

@@ -1,14 +1,161 @@
-// The guards pane: the guards installed so far, newest first, the new ones marked and
-// scrolled into view (a badge counts those below the fold). Those added after tracing come
-// first at the last step, then the recent ones the code installed; earlier ones are
-// counted and the ambient ones folded at the end. A guard links (`data-guard`) to the
-// step that installed it.
+// The guards pane: the guards installed so far, grouped by the value they guard (`L['x']`,
+// `L['self'].fc1`, a global, the ambient state), newest first, the new ones marked and
+// scrolled into view (a badge counts those below the fold), with a filter. Each guard is
+// said as a person reads it: its kind once (the kind Dynamo installed, as the caption and
+// a restarted attempt say it too), its check with object ids named as what they identify
+// (`builtins.len is builtin len`), module paths as a program writes them; Dynamo's exact
+// text is its tooltip and what "as written" shows. A guard links (`data-guard`) to the
+// step that installed it; every row carries `data-guard-row` for the linked panes.
 
-import { guardGroups, guardsAt, guardStep, lastStep } from "../recording.js";
+import { guardGroups, guardsAt, guardStep, lastStep, memo } from "../recording.js";
 import { h, pane, part, plural, resetPane, setTitle, sync, textRow } from "../dom.js";
 import { belowBadge, scrollIntoPane } from "../scroll.js";
 
-export const RECENT_GUARDS = 40;     // guards listed in full; earlier ones are counted
+export const RECENT_GUARDS = 40;     // the newest guards, whose groups are open
+export const GROUP_ROWS = 40;        // guards listed in one group; older ones counted
+export const MAX_GROUPS = 150;       // groups listed; the rest are counted (the filter finds them)
+
+// -- a source as a person reads it ---------------------------------------------------------
+
+/** `G['__import_torch_dot_nn']` -> `torch.nn`, `G['__builtins_dict___0']['len']` ->
+ * `builtins.len`, `._modules['fc1']` -> `.fc1`, `._modules['0']` -> `[0]` (and the same for
+ * parameters and buffers): the module paths a program writes. */
+export function readableSource(text) {
+  return String(text)
+    .replace(/G\['__import_([A-Za-z0-9_]+?)'\]/g, (_, name) => name.replace(/_dot_/g, "."))
+    .replace(/G\['__builtins_dict___\d+'\]\['([A-Za-z_]\w*)'\]/g, "builtins.$1")
+    .replace(/\._(?:modules|parameters|buffers)\['(\d+)'\]/g, "[$1]")
+    .replace(/\._(?:modules|parameters|buffers)\['([A-Za-z_]\w*)'\]/g, ".$1");
+}
+
+/** The steps of the first source in `text` (`L[...]` or `G[...]`, perhaps inside
+ * `type(...)`): {root, steps: [{raw, nav, private}]}, or null when there is none. */
+export function sourceSteps(text) {
+  const s = String(text);
+  const m = /(?:^|[^\w.'"\]])([LG])\[('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")\]/.exec(s);
+  if (!m) return null;
+  const root = `${m[1]}[${m[2]}]`;
+  let at = m.index + m[0].length;
+  const steps = [];
+  for (;;) {
+    const rest = s.slice(at);
+    let t = /^\._(modules|parameters|buffers)\[('(?:[^'\\]|\\.)*')\]/.exec(rest);
+    if (t) { steps.push({ raw: t[0], nav: t[1] === "modules", param: t[1] !== "modules", private: false }); at += t[0].length; continue; }
+    t = /^\.([A-Za-z_]\w*)/.exec(rest);
+    if (t) { steps.push({ raw: t[0], nav: false, private: t[1].startsWith("_") }); at += t[0].length; continue; }
+    t = /^\[('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|-?\d+)\]/.exec(rest);
+    if (t) { steps.push({ raw: t[0], nav: false, private: false }); at += t[0].length; continue; }
+    break;
+  }
+  return { root, steps };
+}
+
+/** The value a guard is about, as its group: the source's root and the submodules it
+ * walks through, then a parameter or buffer, or (outside a tree of modules) one public
+ * attribute or item: a module's hooks, dicts and constants, a function's closure and
+ * code, sit with the module or function.
+ * {key (Dynamo's spelling), label (readable), scope: "local" | "global"} or null. */
+export function sourceGroup(text) {
+  const path = sourceSteps(text);
+  if (!path) return null;
+  let key = path.root, walked = false;
+  for (const st of path.steps) {
+    if (st.nav) { key += st.raw; walked = true; continue; }
+    // In a tree of modules only a parameter or buffer is a value of its own.
+    if ((st.private && !st.param) || (walked && !st.param)) break;
+    key += st.raw;
+    break;
+  }
+  return { key, label: readableSource(key), scope: key.startsWith("G[") ? "global" : "local" };
+}
+
+// -- a guard as a person reads it -----------------------------------------------------------
+
+const CHECK_ID = /___check_(obj|type)_id\((.+?), (\d+)\)(?:, type=<class '([^']+)'>)?/;
+
+/** The tracker the recording holds for a source (realized, with words of its own). */
+function trackerOf(c, src) {
+  const bySource = memo(c, "trackerBySource", () => {
+    const m = new Map();
+    for (const v of c.vars) {
+      if (!v.source || (v.lazy && !v.realized)) continue;
+      const was = m.get(v.source);
+      if (!was || (!was.detail && v.detail)) m.set(v.source, v);
+    }
+    return m;
+  });
+  return bySource.get(src) || null;
+}
+
+const shortType = (t) => String(t).split(".").pop();
+
+/** What an ID_MATCH's id names, from what the recording knows of its source. */
+export function objectName(c, src, type) {
+  const v = trackerOf(c, src);
+  const d = v && v.detail;
+  if (d) {
+    if (v.kind === "PythonModuleVariable") return `module ${d}`;
+    if (v.kind === "UserDefinedClassVariable") return `class ${d}`;
+    if (/BuiltinVariable$/.test(v.kind)) return `builtin ${d}`;
+    if (!/ object$|^unrealized /.test(d)) return d;
+  }
+  let m;
+  if ((m = /^G\['__import_(\w+)'\]$/.exec(src))) return `module ${m[1].replace(/_dot_/g, ".")}`;
+  if ((m = /^G\['__builtins_dict___\d+'\]\['(\w+)'\]$/.exec(src))) return `builtin ${m[1]}`;
+  return type ? `the same ${shortType(type)} object` : "the same object";
+}
+
+/** Guard k as read: {kind (one name for it everywhere), parts (strings and {chip, title}
+ * for what an id names), text (parts as plain text), raw (Dynamo's text), group}. */
+export function guardReading(c, k) {
+  const all = memo(c, "guardReadings", () => new Array(c.guard_details.length));
+  if (all[k]) return all[k];
+  const g = c.guard_details[k];
+  const kind = g.kind;
+  let body = g.text;
+  for (const prefix of [g.tree_kind, g.kind]) {
+    if (!prefix) continue;
+    if (body === prefix) { body = ""; break; }
+    if (body.startsWith(`${prefix}: `)) { body = body.slice(prefix.length + 2); break; }
+  }
+  const parts = [];
+  const m = CHECK_ID.exec(body);
+  if (m) {
+    const [whole, what, src, id, type] = m;
+    const before = body.slice(0, m.index), after = body.slice(m.index + whole.length);
+    if (before) parts.push(readableSource(before));
+    if (what === "obj") {
+      parts.push(`${readableSource(src)} is `, { chip: objectName(c, src, type), title: `id ${id}${type ? `, a ${type}` : ""}: only that very object passes` });
+    } else {
+      parts.push(`type(${readableSource(src)}) is `, { chip: type ? shortType(type) : "the same type", title: `id ${id}${type ? ` of the class ${type}` : ""}` });
+    }
+    if (after) parts.push(readableSource(after));
+  } else if (body) {
+    parts.push(readableSource(body));
+  }
+  const group = g.ambient ? { key: "ambient", label: "ambient state", scope: "ambient" } :
+    sourceGroup(g.source || g.text) || { key: "other", label: "no source", scope: "other" };
+  const text = parts.map((p) => (typeof p === "string" ? p : p.chip)).join("");
+  return (all[k] = { kind, parts, text, raw: g.text, group });
+}
+
+/** Whether guard k matches every word of a filter (its kind, source, check, Dynamo's text
+ * or its line), case-insensitive. */
+export function guardMatches(c, k, words) {
+  if (!words.length) return true;
+  const hay = memo(c, "guardHay", () => new Array(c.guard_details.length));
+  if (hay[k] == null) {
+    const g = c.guard_details[k], r = guardReading(c, k);
+    hay[k] = [r.kind, r.group.label, r.group.key, r.text, r.raw, g.source || "", g.line || "", g.code_name || ""].join("\n").toLowerCase();
+  }
+  return words.every((w) => hay[k].includes(w));
+}
+
+export function filterWords(filter) {
+  return String(filter || "").toLowerCase().split(/\s+/).filter(Boolean);
+}
+
+// -- what the pane shows at a step ----------------------------------------------------------
 
 /** The guards listed at step i, newest first: those added after tracing (at the last
  * step), the recent ones the code installed, how many earlier ones are only counted, and
@@ -31,32 +178,75 @@ export function guardsView(c, i) {
   };
 }
 
-/** One guard as a row: its text, and where and when it was installed. */
-function guardItem(c, k, isNew, flashed) {
-  const g = c.guard_details[k];
-  const step = guardStep(c, k);
+/** Guards (newest first) into groups by the value they guard, each group newest first,
+ * the groups in order of their newest guard. */
+function grouped(c, ks) {
+  const byKey = new Map();
+  for (const k of ks) {
+    const r = guardReading(c, k);
+    let grp = byKey.get(r.group.key);
+    if (!grp) byKey.set(r.group.key, (grp = { ...r.group, guards: [] }));
+    grp.guards.push(k);
+  }
+  return [...byKey.values()];
+}
+
+/** The pane's sections at step i for a filter: {after, traced, ambient} (each a list of
+ * groups {key, label, scope, guards (newest first), open}), how many guards there are and
+ * match, and how many groups are left out past MAX_GROUPS. `open`: the groups of the
+ * recent guards (and of a followed one, `flashed`) are open; with a filter, every one. */
+export function guardSections(c, i, filter = "", flashed = null) {
+  const view = guardsView(c, i);
+  const words = filterWords(filter);
+  const groups = guardGroups(c);
+  const installed = groups.stepped.slice(0, guardsAt(c, i)).reverse();
+  const keep = (ks) => ks.filter((k) => guardMatches(c, k, words));
+  const recent = new Set([...view.shown.map((g) => g.k), ...view.after]);
+  if (flashed != null) recent.add(flashed);
+  const mark = (list) => list.map((grp) => ({ ...grp, open: words.length > 0 || grp.guards.some((k) => recent.has(k)) }));
+  const after = mark(grouped(c, keep([...view.after].reverse())));
+  let traced = mark(grouped(c, keep(installed)));
+  let left = 0;
+  if (traced.length > MAX_GROUPS) {
+    const cut = traced.slice(MAX_GROUPS);
+    traced = traced.slice(0, MAX_GROUPS);
+    // A followed guard's group is listed whatever its age.
+    const followed = flashed != null ? cut.find((grp) => grp.guards.includes(flashed)) : null;
+    if (followed) traced.push(followed);
+    left = cut.length - (followed ? 1 : 0);
+  }
+  const ambient = keep(view.ambient);
+  const matched = after.concat(traced).reduce((n, grp) => n + grp.guards.length, 0) + ambient.length;
   return {
-    key: `g${k}`,
+    after, traced, ambient, left, total: view.total, fresh: view.shown.filter((g) => g.isNew).length,
+    ambientCount: view.ambient.length, matched, filtering: words.length > 0,
+    restarted: c.outcome === "restarted" || (!c.guard_tree && c.guard_details.some((g) => !g.ambient)),
+  };
+}
+
+// -- painting ----------------------------------------------------------------------------------
+
+/** One guard as a row: its kind, its check as read, and where and when it was installed. */
+function guardItem(c, k, { isNew = false, flashed = null, i = 0, asWritten = false } = {}) {
+  const g = c.guard_details[k];
+  const r = guardReading(c, k);
+  const step = guardStep(c, k);
+  const linked = step != null && step !== i;
+  return {
+    key: `g${k}${asWritten ? "w" : ""}`,
     cls: [isNew ? "dl-new" : "", step != null ? "dl-linked" : "", flashed === k ? "dl-flash" : ""].join(" ").trim(),
     make: () => {
-      let where;
-      if (g.lineno) {
-        where = [`line ${g.lineno}`, g.line ? `: ${g.line}` : "", g.code_name ? ` (in ${g.code_name})` : ""];
-      } else if (g.ambient) {
-        where = ["ambient: installed for every frame"];
-      } else {
-        where = ["installed after tracing, when the graph was compiled"];
-      }
-      if (g.step != null) where.push(` · step ${g.step}`);
-      // The kind the text names (`TYPE_MATCH: ...`) explains itself (help.js).
-      const kind = g.tree_kind || g.kind;
-      const text = g.text.startsWith(`${kind}:`) || g.text === kind ?
-        [h("span", { class: "dl-guard-kind", "data-help-guard": kind, tabindex: 0 }, kind), g.text.slice(kind.length)] :
-        [h("span", { class: "dl-guard-kind", "data-help-guard": g.kind, tabindex: 0 }, g.kind), " ", g.text];
-      return h("li", {
-        "data-guard": step != null ? k : null, tabindex: step != null ? 0 : null,
-        title: step != null ? `installed at step ${step}: click (or Enter) to go there` : null,
-      }, text, h("span", { class: "dl-where" }, where));
+      const where = [];
+      if (g.step != null) where.push(`step ${g.step}`);
+      if (g.lineno) where.push(`line ${g.lineno}${g.line ? `: ${g.line}` : ""}${g.code_name ? ` (in ${g.code_name})` : ""}`);
+      const check = asWritten ? [" ", g.text] :
+        r.parts.map((p) => (typeof p === "string" ? p : h("span", { class: "dl-id", title: p.title }, p.chip)));
+      const tip = [step != null ? `installed at step ${step}${linked ? ": click (or Enter) to go there" : ""}` : null,
+        `as Dynamo wrote it: ${g.text}`].filter(Boolean).join("\n");
+      return h("li", { "data-guard": step != null ? k : null, "data-guard-row": k, tabindex: 0, title: tip },
+        h("span", { class: "dl-guard-kind", "data-help-guard": r.kind, tabindex: 0 }, r.kind),
+        asWritten ? check : [r.parts.length ? " " : "", check],
+        where.length ? h("span", { class: "dl-where" }, where.join(" · ")) : null);
     },
   };
 }
@@ -65,37 +255,108 @@ function guardItem(c, k, isNew, flashed) {
 export function guardsPane() {
   const p = pane("dl-guards", "Guards");
   const badge = belowBadge(p.el, p.body);
-  let fresh = 0;   // how many guards the step shown installed
+  const input = h("input", {
+    class: "dl-guard-filter", type: "search", placeholder: "filter guards: source, kind or check",
+    "aria-label": "filter the guards by source, kind or check", spellcheck: "false",
+  });
+  const count = h("span", { class: "dl-dim dl-guard-count", role: "status" });
+  const written = h("input", { type: "checkbox", class: "dl-as-written" });
+  const bar = h("div", { class: "dl-guard-bar" }, input, count,
+    h("label", { class: "dl-dim", title: "show each guard exactly as Dynamo wrote it" }, written, " as written"));
+  p.el.insertBefore(bar, p.body);
+  let last = null;          // the view painted last, to paint again when the filter changes
+  let groupEls = new Map(); // group key -> its element, kept per compile
+  const chosen = new Map(); // group key -> open or closed, as the learner chose
+  let filterTimer = null;
 
-  function paint({ c, k, i, flash }) {
-    const view = guardsView(c, i);
-    const flashed = flash && flash.guard != null ? flash.guard : null;
-    fresh = view.shown.filter((g) => g.isNew).length;
-    setTitle(p, `${k}|${view.total}|${fresh}`, () =>
-      ["Guards ", h("span", { class: "dl-dim" }, `· ${view.total} installed so far (${view.ambient.length} ambient)` +
-        (fresh ? ` · ${fresh} new` : ""), " · newest first")]);
-    let shown = view.shown;
-    // A guard reached through a link is shown even when it is older than the recent ones.
-    if (flashed != null && !shown.some((g) => g.k === flashed) && guardStep(c, flashed) != null && guardStep(c, flashed) <= i) {
-      shown = [{ k: flashed, isNew: c.guard_details[flashed].step === i }, ...shown];
+  input.addEventListener("input", () => {
+    clearTimeout(filterTimer);
+    filterTimer = setTimeout(() => { if (last) { paint(last); reveal(); } }, 80);
+  });
+  input.addEventListener("keydown", (e) => {
+    e.stopPropagation();   // typing is the filter's, not the viewer's keys (nor JupyterLab's)
+    if (e.key === "Escape") {
+      if (input.value) { input.value = ""; if (last) paint(last); } else p.el.closest(".dl-viewer")?.focus({ preventScroll: true });
     }
-    const list = part(p, "list", () => h("ul", { class: "dl-list" }));
-    const after = part(p, "after", () => h("ul", { class: "dl-list" }));
+  });
+  written.addEventListener("change", () => { if (last) paint(last); });   // rows are keyed by the form they show
+
+  function groupEl(name, grp) {
+    let el = groupEls.get(`${name}:${grp.key}`);
+    if (!el) {
+      const head = h("summary", { class: "dl-group-head", title: grp.key },
+        h("code", { class: "dl-group-label" }, grp.label),
+        grp.scope === "global" ? h("span", { class: "dl-tag" }, "global") : null,
+        " ", h("span", { class: "dl-dim dl-group-count" }));
+      const list = h("ul", { class: "dl-list" });
+      el = h("details", { class: "dl-group", "data-guard-group": grp.key }, head, list);
+      el.__dl = { list, count: head.lastChild, wanted: null };
+      el.addEventListener("toggle", () => {
+        if (el.open !== el.__dl.wanted) { chosen.set(grp.key, el.open); if (last) paint(last); }
+      });
+      groupEls.set(`${name}:${grp.key}`, el);
+    }
+    return el;
+  }
+
+  function paintGroup(el, grp, c, i, flashed, asWritten) {
+    const d = el.__dl;
+    const fresh = grp.guards.filter((k) => c.guard_details[k].step === i && c.steps.length > 0).length;
+    const n = `· ${plural(grp.guards.length, "guard")}${fresh ? `, ${fresh} new` : ""}`;
+    if (d.count.textContent !== n) d.count.textContent = n;
+    el.classList.toggle("dl-has-new", fresh > 0);
+    const open = chosen.has(grp.key) ? chosen.get(grp.key) : grp.open;
+    d.wanted = open;
+    if (el.open !== open) el.open = open;
+    if (!open) return sync(d.list, []);
+    let ks = grp.guards.slice(0, GROUP_ROWS);
+    if (flashed != null && grp.guards.includes(flashed) && !ks.includes(flashed)) ks = [flashed, ...ks];
+    const rows = ks.map((k) => guardItem(c, k, { isNew: c.steps.length > 0 && c.guard_details[k].step === i, flashed, i, asWritten }));
+    const more = grp.guards.length - ks.length;
+    if (more > 0) rows.push(textRow("dl-more dl-faint", `… ${plural(more, "earlier guard")} on this value`));
+    sync(d.list, rows);
+  }
+
+  function paint(view) {
+    last = view;
+    const { c, k, i, flash } = view;
+    const flashed = flash && flash.guard != null ? flash.guard : null;
+    const asWritten = written.checked;
+    const s = guardSections(c, i, input.value, flashed);
+    setTitle(p, `${k}|${s.total}|${s.fresh}`, () =>
+      ["Guards ", h("span", { class: "dl-dim" }, `· ${s.total} so far (${s.ambientCount} ambient)` +
+        (s.fresh ? ` · ${s.fresh} new` : ""), " · by value, newest first")]);
+    const said = s.filtering ? `${s.matched} of ${s.total} match` : "";
+    if (count.textContent !== said) count.textContent = said;
+    const section = (name, groups) => groups.map((grp) => ({
+      key: `${name}:${grp.key}`,
+      make: () => groupEl(name, grp),
+    }));
+    const ambient = part(p, "ambient", () => h("details", { class: "dl-ambient" }, h("summary"), h("ul", { class: "dl-list" })));
     sync(p.body, [
-      view.after.length ? { key: "after-title", make: () => h("div", { class: "dl-subtitle" }, "After tracing") } : null,
-      view.after.length ? { key: "after", make: () => after } : null,
-      view.after.length && shown.length ? { key: "traced-title", make: () => h("div", { class: "dl-subtitle" }, "Installed while tracing") } : null,
-      shown.length ? { key: "list", make: () => list } : null,
-      !shown.length && !view.after.length ? textRow("dl-faint", "No guards installed by the traced code yet.") : null,
-      view.earlier ? textRow("dl-more dl-faint", `… ${view.earlier} earlier guard(s); all of them are in the guard tree below`) : null,
-      view.ambient.length ? {
-        key: `ambient:${k}`, make: () => h("details", { class: "dl-ambient" },
-          h("summary", null, `${view.ambient.length} ambient guard(s), installed before the first instruction`),
-          h("ul", { class: "dl-list" }, view.ambient.map((j) => guardItem(c, j, false, null).make()))),
-      } : null,
+      s.restarted ? textRow("dl-guard-why", "Dynamo restarted this attempt and never compiled it, so it built no guard tree: " +
+        "each guard here is its kind and the source it guards. The attempt that was kept shows each as the check it runs.") : null,
+      s.after.length ? textRow("dl-subtitle", "Installed after tracing, when the graph was compiled") : null,
+      ...section("after", s.after),
+      s.after.length && s.traced.length ? textRow("dl-subtitle", "Installed while tracing") : null,
+      ...section("traced", s.traced),
+      !s.after.length && !s.traced.length ? textRow("dl-faint", s.filtering ? "No guard installed so far matches the filter." :
+        "No guards installed by the traced code yet.") : null,
+      s.left ? textRow("dl-more dl-faint", `… ${plural(s.left, "more value")} with older guards: the filter finds them, the guard tree below lists them all`) : null,
+      s.ambient.length ? { key: "ambient", make: () => ambient } : null,
     ].filter(Boolean));
-    sync(list, shown.map((g) => guardItem(c, g.k, g.isNew, flashed)));
-    sync(after, view.after.map((j) => guardItem(c, j, false, flashed)));
+    for (const [name, groups] of [["after", s.after], ["traced", s.traced]]) {
+      for (const grp of groups) paintGroup(groupEl(name, grp), grp, c, i, flashed, asWritten);
+    }
+    if (s.ambient.length) {
+      const summary = `${plural(s.ambient.length, "ambient guard")}: the global state every frame checks, installed before the first instruction`;
+      if (ambient.firstChild.textContent !== summary) ambient.firstChild.textContent = summary;
+      sync(ambient.lastChild, ambient.open ? s.ambient.map((j) => guardItem(c, j, { i, asWritten })) : []);
+      if (!ambient.__dlToggle) {
+        ambient.__dlToggle = true;
+        ambient.addEventListener("toggle", () => { if (last) paint(last); });
+      }
+    }
   }
 
   /** After every pane has painted: the followed guard, or the new ones, in view; the
@@ -111,5 +372,12 @@ export function guardsPane() {
     badge(below && !flashed.length ? `${plural(below, "more new guard")} ↓` : null);
   }
 
-  return { el: p.el, selectCompile: () => resetPane(p), paint, reveal };
+  function selectCompile() {
+    resetPane(p);
+    groupEls = new Map();
+    chosen.clear();
+    last = null;
+  }
+
+  return { el: p.el, selectCompile, paint, reveal, filter: input };
 }

@@ -27,7 +27,7 @@ export function stackView(c, i) {
 }
 
 /** One tracker as a row: its kind, its detail, its source as a link. */
-function varItem(v, key, name, isNew, flashed) {
+function varItem(v, key, name, isNew, flashed, id) {
   const flash = flashed != null && v.source === flashed;
   return {
     key, cls: `${isNew ? "dl-new" : ""}${flash ? " dl-flash" : ""}`.trim(),
@@ -43,7 +43,7 @@ function varItem(v, key, name, isNew, flashed) {
           title: "go to the step that first read this source",
         }, `<- ${v.source}`));
       }
-      return h("li", { title: v.python_type ? `models a ${v.python_type}` : null },
+      return h("li", { title: v.python_type ? `models a ${v.python_type}` : null, "data-var": id },   // data-var: the linked panes
         name != null ? [h("b", null, name), " = "] : null, parts);
     },
   };
@@ -69,10 +69,10 @@ export function stackPane() {
       view.locals.length ? { key: "locals", make: () => locals } : textRow("dl-faint", "(none)"),
     ]);
     const depth = s.stack.length;
-    sync(stack, view.stack.map((e, j) => varItem(e.v, `${depth - 1 - j}:${s.stack[depth - 1 - j]}`, null, e.isNew, flashed)));
+    sync(stack, view.stack.map((e, j) => varItem(e.v, `${depth - 1 - j}:${s.stack[depth - 1 - j]}`, null, e.isNew, flashed, s.stack[depth - 1 - j])));
     sync(locals, view.locals.map((e) => (e.gone ?
       { key: `gone:${e.name}`, cls: "dl-gone", make: () => h("li", null, h("b", null, e.name), " (deleted)") } :
-      varItem(e.v, `${e.name}=${s.locals[e.name]}`, e.name, e.isNew, flashed))));
+      varItem(e.v, `${e.name}=${s.locals[e.name]}`, e.name, e.isNew, flashed, s.locals[e.name]))));
   }
 
   /** After every pane has painted: what the step pushed or stored (or a followed source)
