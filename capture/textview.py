@@ -3,7 +3,7 @@ would print, gathered in one place, for terminals, tests and nbval."""
 
 from __future__ import annotations
 
-from .recording import TEXT_VIEWS, Compile, Recording
+from .recording import TEXT_VIEWS, Compile, FailedGuard, Recording
 from .text import guard_where, visible
 
 RULE = "=" * 78
@@ -33,7 +33,13 @@ def _recording_text(r: Recording) -> str:
     if r.ended_by:
         parts.append(f"ended by: {r.ended_by}")
     if r.events:
-        parts.append("timeline:\n" + "\n".join(f"  {e}" for e in r.events))
+        lines = ["timeline:"]
+        for e in r.events:
+            lines.append(f"  {e}")
+            if e.failed_guards:  # a refused recompile: why each earlier compile did not do
+                lines.append(f"    guards that failed on the refused call ({len(e.failed_guards)}):")
+                lines += [f"      {failed_guard_line(fg)}" for fg in e.failed_guards]
+        parts.append("\n".join(lines))
     if not r.compiles:
         parts.append("nothing was compiled while recording")
     for c in r.compiles:
@@ -64,6 +70,12 @@ def _compile_text(c: Compile) -> str:
             lines = reason.splitlines() or [""]
             out.append(f"  - {lines[0]}")
             out += [f"    {line}" for line in lines[1:]]
+    if c.replaces is not None or c.failed_guards:
+        where = f"[{c.replaces}]" if c.replaces is not None else "an earlier compile"
+        out.append(f"compiled instead of {where}; guards that failed on the call "
+                   f"({len(c.failed_guards)}):")
+        out += [f"  {failed_guard_line(fg)}" for fg in c.failed_guards] or [
+            "  (none recorded: the compile it replaces was made before recording)"]
     if c.source_lines:
         out.append("\nsource:")
         out += [f"  {c.firstlineno + i:4d} | {line}" for i, line in enumerate(c.source_lines)]
@@ -113,6 +125,18 @@ def _compile_text(c: Compile) -> str:
 
         out.append(stages_text(c))
     return "\n".join(out)
+
+
+def failed_guard_line(fg: FailedGuard) -> str:
+    """`[0/0] TENSOR_MATCH L['x'] size: expected [4], got [8]  (installed at step 2, line 6)`."""
+    where = []
+    if fg.step is not None:
+        where.append(f"step {fg.step}")
+    if fg.lineno is not None:
+        where.append(f"line {fg.lineno}")
+    what = f" {fg.what}" if fg.what else ""
+    text = f"[{fg.compile_id}] {fg.kind} {fg.source or ''}{what}: expected {fg.expected}, got {fg.seen}"
+    return text + (f"  (installed at {', '.join(where)})" if where else "")
 
 
 def _indent(text: str) -> str:

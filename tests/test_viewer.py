@@ -29,7 +29,8 @@ CSS = (HERE / "viewer.css").read_text(encoding="utf-8")
 
 def test_the_state_holds_the_recording_once_as_gzip_compressed_engine_json(viewer_recording):
     state = viewer_state(viewer_recording)
-    assert set(state) == {"data", "graphs", "titles", "help", "compile", "step", "predict", "predictions"}
+    assert set(state) == {"data", "graphs", "titles", "comparisons", "help", "compile", "step", "predict",
+                          "predictions"}
     assert gzip.decompress(state["data"]).decode("utf-8") == viewer_recording.to_json()
     assert state["data"] == viewer_state(viewer_recording)["data"], "the same bytes every time"
     assert len(state["data"]) < len(viewer_recording.to_json()) / 3
@@ -144,7 +145,7 @@ def test_every_synced_value_can_be_sent_as_a_kernel_message(viewer_recording):
 
     state, paths, buffers = _remove_buffers(TraceViewer(viewer_recording).get_state())
     json_packer(state)
-    assert sorted(paths) == [["data"], ["graphs"]] and all(len(b) for b in buffers)
+    assert sorted(paths) == [["comparisons"], ["data"], ["graphs"]] and all(len(b) for b in buffers)
 
 
 def test_importing_widgets_imports_neither_torch_nor_is_imported_by_capture():

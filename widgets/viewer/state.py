@@ -13,6 +13,7 @@ import gzip
 import json
 from typing import TYPE_CHECKING, Any
 
+from capture.compare import compare
 from capture.help import for_recording as help_for
 
 from . import layout
@@ -53,6 +54,75 @@ def layouts_gzip(recording: Recording) -> bytes:
                          compresslevel=6, mtime=0)
 
 
+# -- compare mode: two compiles of one frame, aligned by capture.compare -------------------
+
+# Every pair of a frame's compiles is offered while a frame has at most this many; past it,
+# each recompile beside the compile it replaces and each compile beside the one before.
+ALL_PAIRS_UP_TO = 8
+# A pair whose steps together exceed this is not aligned here (difflib's cost grows with
+# both lengths); the compare mode says so and the text view (`capture.compare`) still can.
+MAX_ALIGNED_STEPS = 60_000
+
+
+def _runs(aligned: list[tuple[int | None, int | None]]) -> list[list[int | None]]:
+    """The alignment as runs `[a, b, n]`: n pairs from (a, b) on, each side counting up
+    (a side that is None stays None): a few runs where the pairs would be thousands."""
+    runs: list[list[int | None]] = []
+    for x, y in aligned:
+        if runs:
+            a, b, n = runs[-1]
+            if (x is None) == (a is None) and (y is None) == (b is None) and \
+                    (x is None or x == a + n) and (y is None or y == b + n):
+                runs[-1][2] = n + 1
+                continue
+        runs.append([x, y, 1])
+    return runs
+
+
+def _pairs(recording: Recording) -> list[tuple[int, int]]:
+    """The pairs (earlier, later) of compiles of one frame the compare mode offers."""
+    frames: dict[tuple, list[int]] = {}
+    for k, c in enumerate(recording.compiles):
+        frames.setdefault((c.code_name, c.filename, c.firstlineno, c.generation), []).append(k)
+    pairs: set[tuple[int, int]] = set()
+    for ks in frames.values():
+        if len(ks) <= ALL_PAIRS_UP_TO:
+            pairs.update((x, y) for j, x in enumerate(ks) for y in ks[j + 1:])
+            continue
+        pairs.update(zip(ks, ks[1:]))
+        for k in ks:
+            c = recording.compiles[k]
+            if c.replaces is not None:
+                try:
+                    pairs.add((recording.compile_index(c.replaces, c.generation), k))
+                except KeyError:   # replaced a compile made before recording
+                    pass
+    return sorted(pairs)
+
+
+def comparisons(recording: Recording) -> list[dict[str, Any]]:
+    """What the compare mode shows, per pair of compiles of one frame: `ka`, `kb` (indices
+    in `compiles`) and `Comparison.to_dict()`, its alignment as runs (`_runs`); a pair too
+    long to align here is listed with `skipped` (its step count) and nothing else."""
+    out = []
+    for ka, kb in _pairs(recording):
+        a, b = recording.compiles[ka], recording.compiles[kb]
+        if len(a.steps) + len(b.steps) > MAX_ALIGNED_STEPS:
+            out.append({"ka": ka, "kb": kb, "a": a.compile_id, "b": b.compile_id,
+                        "skipped": len(a.steps) + len(b.steps)})
+            continue
+        d = compare(recording, a.compile_id, b.compile_id, generation=a.generation).to_dict()
+        d["runs"] = _runs([tuple(p) for p in d.pop("aligned")])
+        out.append({"ka": ka, "kb": kb, **d})
+    return out
+
+
+def comparisons_gzip(recording: Recording) -> bytes:
+    """`comparisons(recording)` as gzip-compressed JSON."""
+    return gzip.compress(json.dumps(comparisons(recording), separators=(",", ":")).encode("utf-8"),
+                         compresslevel=6, mtime=0)
+
+
 def viewer_state(recording: Recording, compile: str | int | None = 0,
                  step: int = 0) -> dict[str, Any]:
     """Every value the front end needs, by trait name: what TraceViewer syncs and what a
@@ -62,6 +132,8 @@ def viewer_state(recording: Recording, compile: str | int | None = 0,
         "data": recording_gzip(recording),
         "graphs": layouts_gzip(recording),
         "titles": [c.title() for c in recording.compiles],
+        # two compiles of one frame side by side (compare mode), see comparisons()
+        "comparisons": comparisons_gzip(recording),
         # what each opcode, tracker class, guard kind and symbol means (capture/help.json)
         "help": help_for(recording),
         "compile": k,

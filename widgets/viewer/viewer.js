@@ -1133,26 +1133,32 @@ export function stepAtColumn(c, w, x, reach = 2) {
   return Math.min(columnSteps(n, w, x)[0], n - 1);
 }
 
-/** The runs of consecutive steps on step i's line (same code and depth), as [first, last]
- * pairs: the timeline marks the current line's runs. A run ends where another line or
- * another frame's step (an inlined call) comes in between. Found once per line. */
+/** For each (code, line), the runs of consecutive steps on it, as [first, last] pairs:
+ * the timeline marks the current line's runs. A run ends where another line or another
+ * frame's step (an inlined call) comes in between. */
 export function lineRuns(c, i) {
   const s = c.steps[i];
   if (!s || s.lineno == null) return [];
-  const cache = memo(c, "lineRuns", () => new Map());
-  const key = `${s.code}:${s.depth}:${s.lineno}`;
-  if (cache.has(key)) return cache.get(key);
-  const runs = [], steps = c.steps;
-  let start = -1;
-  for (let j = 0; j < steps.length; j++) {
-    const t = steps[j];
-    const on = t.lineno === s.lineno && t.code === s.code && t.depth === s.depth;
-    if (on && start < 0) start = j;
-    else if (!on && start >= 0) { runs.push([start, j - 1]); start = -1; }
-  }
-  if (start >= 0) runs.push([start, steps.length - 1]);
-  cache.set(key, runs);
-  return runs;
+  const all = memo(c, "lineRuns", () => {
+    const runs = new Map();
+    let key = null, start = 0;
+    const close = (end) => {
+      if (key == null) return;
+      if (!runs.has(key)) runs.set(key, []);
+      runs.get(key).push([start, end]);
+    };
+    c.steps.forEach((t, j) => {
+      const k = t.lineno == null ? null : `${t.code}:${t.depth}:${t.lineno}`;
+      if (k !== key) {
+        close(j - 1);
+        key = k;
+        start = j;
+      }
+    });
+    close(c.steps.length - 1);
+    return runs;
+  });
+  return all.get(`${s.code}:${s.depth}:${s.lineno}`) || [];
 }
 
 // -- inlined calls ---------------------------------------------------------------------------
@@ -2970,9 +2976,8 @@ export function stackPane() {
 // looks at that place.
 //
 // A drawing here is {root (the svg), view (the <g> the transform goes on), width, height,
-// box(k) (node k's [x0, y0, x1, y1] in drawing units), order, shown (how many nodes, in
-// order, are revealed), and for a big graph cull(view), told after every move which part
-// of the drawing the pane shows}: the graph pane makes it (panes/graph.js).
+// boxes (per node: [x0, y0, x1, y1] in drawing units), order, shown (how many nodes, in
+// order, are revealed)}: the graph pane makes it (panes/graph.js).
 
 const ZOOM_STEP = 1.25;        // one key press or wheel notch
 const MIN_SCALE = 0.05, MAX_SCALE = 4;
@@ -3000,12 +3005,11 @@ export function zoomable(box) {
   function apply() {
     if (!d) return;
     d.view.setAttribute("transform", `translate(${cam.x.toFixed(1)},${cam.y.toFixed(1)}) scale(${cam.s.toFixed(4)})`);
-    if (d.cull) d.cull([-cam.x / cam.s, -cam.y / cam.s, (box.clientWidth - cam.x) / cam.s, (box.clientHeight - cam.y) / cam.s]);
     paintOverview();
   }
 
   function centreOn(nodes, always) {
-    const bs = nodes.map((k) => d.box(k)).filter(Boolean);
+    const bs = nodes.map((k) => d.boxes[k]).filter(Boolean);
     if (!bs.length) return;
     const b = [Math.min(...bs.map((x) => x[0])), Math.min(...bs.map((x) => x[1])),
       Math.max(...bs.map((x) => x[2])), Math.max(...bs.map((x) => x[3]))];
@@ -3125,12 +3129,11 @@ export function zoomable(box) {
       dotted = 0;
     }
     const ctx = canvas.getContext && canvas.getContext("2d");
-    if (ctx && d.cull) dotBitmap(ctx, m, ow, oh);
-    else if (ctx) {
+    if (ctx) {
       if (d.shown < dotted) { ctx.clearRect(0, 0, ow, oh); dotted = 0; }
       ctx.fillStyle = getComputedStyle(canvas).color || "#888";
       for (let r = dotted; r < d.shown; r++) {
-        const b = d.box(d.order[r]);
+        const b = d.boxes[d.order[r]];
         if (b) ctx.fillRect(b[0] * m, b[1] * m, Math.max(1.5, (b[2] - b[0]) * m), Math.max(1.5, (b[3] - b[1]) * m));
       }
       dotted = d.shown;
@@ -3139,29 +3142,6 @@ export function zoomable(box) {
       left: `${(-cam.x / cam.s * m).toFixed(1)}px`, top: `${(-cam.y / cam.s * m).toFixed(1)}px`,
       width: `${(w / cam.s * m).toFixed(1)}px`, height: `${(hgt / cam.s * m).toFixed(1)}px`,
     });
-  }
-
-  /** A big graph's dots as one bitmap: a pixel per node, put on the canvas at once. */
-  let lit = null;
-  function dotBitmap(ctx, m, ow, oh) {
-    if (!lit || lit.width !== ow || lit.height !== oh || d.shown < dotted) {
-      lit = ctx.createImageData(ow, oh);
-      dotted = 0;
-      const rgb = /(\d+)\D+(\d+)\D+(\d+)/.exec(getComputedStyle(canvas).color || "") || [0, 136, 136, 136];
-      lit.rgb = rgb.slice(1, 4).map(Number);
-    }
-    if (dotted === d.shown) return;
-    const px = lit.data, [cr, cg, cb] = lit.rgb;
-    for (let r = dotted; r < d.shown; r++) {
-      const b = d.box(d.order[r]);
-      if (!b) continue;
-      const x = Math.min(ow - 1, Math.max(0, Math.round((b[0] + b[2]) / 2 * m)));
-      const y = Math.min(oh - 1, Math.max(0, Math.round((b[1] + b[3]) / 2 * m)));
-      const at = 4 * (y * ow + x);
-      px[at] = cr; px[at + 1] = cg; px[at + 2] = cb; px[at + 3] = 255;
-    }
-    dotted = d.shown;
-    ctx.putImageData(lit, 0, 0);
   }
 
   overview.addEventListener("click", (e) => {
@@ -3203,11 +3183,7 @@ function nodeTip(c, k) {
     (node.in_graph ? "" : " (not in the final graph)") + ` · made at step ${nodeStep(c, k)}: click to go there`;
 }
 
-// A larger graph is culled: each node's elements are made when it is first near the
-// pane's view, and only the nodes (and edges) near the view are in the page, at most
-// MAX_DRAWN of them, so a 20,000-node graph costs a step what a small one does.
-const CULL_NODES = 1500;
-const MAX_DRAWN = 2500;
+const EAGER_NODES = 2000;   // a larger graph makes each node's elements when it is first revealed
 
 /** A node's box in graph coordinates, from its outline: [x0, y0, x1, y1]. */
 function boxOf(n) {
@@ -3228,18 +3204,17 @@ function boxOf(n) {
 }
 
 /** The drawing of a compile's graph: every node and edge hidden, made at once for a graph
- * of up to CULL_NODES nodes; a larger one is culled (`cull`). One `<g>` holds it all and
- * carries the zoom and pan as a transform. */
+ * of up to EAGER_NODES nodes and otherwise as each is first revealed (so a 20,000-node
+ * graph paints its first step at once). One `<g>` holds it all and carries the zoom and
+ * pan as a transform. */
 function makeDrawing(c, g) {
   const { order, rank } = nodeOrder(c);
   const layoutOf = new Array(c.nodes.length);
   for (const n of g.nodes) layoutOf[n.node] = n;
-  const culled = order.length > CULL_NODES;
-  const boxes = new Array(c.nodes.length);   // made when first asked for: box(k)
-  const box = (k) => (boxes[k] === undefined ? (boxes[k] = layoutOf[k] ? boxOf(layoutOf[k]) : null) : boxes[k]);
+  const boxes = c.nodes.map((_, k) => (layoutOf[k] ? boxOf(layoutOf[k]) : null));
   const nodeEls = new Array(c.nodes.length);
   const outlines = new Array(c.nodes.length);
-  const renamed = [], renamedOf = [];   // the renamed nodes' first label lines; per rank
+  const renamed = [];
   const edgesAt = order.map(() => []);   // per rank: the edges revealed with that node
   for (const e of g.edges) edgesAt[Math.max(rank[e.tail], rank[e.head])].push(e);
   const root = svgElement("svg", { class: "dl-graph-svg", role: "img", "aria-label": "the FX graph" });
@@ -3275,13 +3250,13 @@ function makeDrawing(c, g) {
       t.textContent = n.lines[line] ?? "";
       el.append(t);
       if (line === 0 && node.renamed_at != null && node.created_name && node.created_name !== node.name) {
-        renamed.push((renamedOf[rank[k]] = { node, text: t, line: n.lines[0] }));
+        renamed.push({ node, text: t, line: n.lines[0] });
       }
     });
     el.style.display = "none";
     nodeEls[k] = el;
     outlines[k] = outline;
-    if (!culled) nodes.append(el);
+    nodes.append(el);
   }
 
   /** Make the elements of the node of rank r and of the edges revealed with it. */
@@ -3295,65 +3270,15 @@ function makeDrawing(c, g) {
         e.arrow ? svgElement("polygon", { points: e.arrow }) : null);
       el.style.display = "none";
       edgeEls[r].push(el);
-      if (!culled) edges.append(el);
+      edges.append(el);
     }
   }
-  if (!culled) for (let r = 0; r < order.length; r++) ensure(r);
-  const d = {
-    root, view, order, rank, nodeEls, edgeEls, ensure, renamed, renamedOf, outlines, marks, box, shown: 0, step: 0, drawn: 0,
-    width: g.width, height: g.height, cull: culled ? null : undefined,
-  };
-  if (culled) d.cull = culler(d, c, edgesAt, edges, nodes);
-  return d;
-}
+  if (order.length <= EAGER_NODES) for (let r = 0; r < order.length; r++) ensure(r);
 
-/** The culling of a big drawing: `cull([x0, y0, x1, y1])`, the part of the drawing (in its
- * units) the pane shows, keeps in the page the revealed nodes near it and their edges (an
- * edge is near where the box of its two ends is), each named as it was at step d.step. */
-function culler(d, c, edgesAt, edgeLayer, nodeLayer) {
-  const inPage = new Uint8Array(d.order.length);
-  let kept = [];   // the ranks in the page
-  const near = (b, v) => b && b[2] >= v[0] && b[0] <= v[2] && b[3] >= v[1] && b[1] <= v[3];
-  const ends = (e) => {
-    const a = d.box(e.tail), b = d.box(e.head);
-    return a && b ? [Math.min(a[0], b[0]), Math.min(a[1], b[1]), Math.max(a[2], b[2]), Math.max(a[3], b[3])] : a || b;
+  return {
+    root, view, order, nodeEls, edgeEls, ensure, renamed, outlines, marks, boxes, shown: 0,
+    width: g.width, height: g.height,
   };
-  return (view) => {
-    const mx = (view[2] - view[0]) * 0.5, my = (view[3] - view[1]) * 0.5;   // half a pane around it
-    const v = [view[0] - mx, view[1] - my, view[2] + mx, view[3] + my];
-    const want = [];
-    for (let r = 0; r < d.shown && want.length < MAX_DRAWN; r++) {
-      if (near(d.box(d.order[r]), v) || edgesAt[r].some((e) => near(ends(e), v))) want.push(r);
-    }
-    const wanted = new Uint8Array(d.order.length);
-    for (const r of want) wanted[r] = 1;
-    for (const r of kept) {
-      if (wanted[r]) continue;
-      inPage[r] = 0;
-      const el = d.nodeEls[d.order[r]];
-      if (el) el.remove();
-      for (const e of d.edgeEls[r]) e.remove();
-    }
-    for (const r of want) {
-      if (inPage[r]) continue;
-      inPage[r] = 1;
-      d.ensure(r);
-      const el = d.nodeEls[d.order[r]];
-      if (el) { el.style.display = ""; nodeLayer.append(el); }
-      for (const e of d.edgeEls[r]) { e.style.display = ""; edgeLayer.append(e); }
-    }
-    kept = want;
-    d.drawn = want.length;
-    for (const r of kept) renameAt(d.renamedOf[r], d.step);
-  };
-}
-
-/** A renamed node's label as it was at step i. */
-function renameAt(r, i) {
-  if (!r) return;
-  const name = nameAt(r.node, i);
-  const text = name === r.node.name ? r.line : name;
-  if (r.text.textContent !== text) r.text.textContent = text;
 }
 
 /** The graph's Python code, each node's name a link to the step that made it. */
@@ -3451,8 +3376,7 @@ export function graphPane() {
  * and name each renamed node as it was then. */
 function paintDrawing(d, c, i, shown, fresh, flashed) {
   const lo = Math.min(d.shown, shown), hi = Math.max(d.shown, shown);
-  d.step = i;
-  for (let r = lo; r < hi && !d.cull; r++) {   // a culled drawing is put in the page by cull()
+  for (let r = lo; r < hi; r++) {
     const display = r < shown ? "" : "none";
     if (r < shown) d.ensure(r);
     const el = d.nodeEls[d.order[r]];
@@ -3463,7 +3387,6 @@ function paintDrawing(d, c, i, shown, fresh, flashed) {
   const mark = (k, cls) => ({
     key: `${cls}${k}`,
     make: () => {
-      if (d.cull) d.ensure(d.rank[k]);
       const el = d.outlines[k] ? d.outlines[k].cloneNode(false) : svgElement("g");
       el.setAttribute("class", cls);
       el.setAttribute("data-node", k);
@@ -3471,7 +3394,11 @@ function paintDrawing(d, c, i, shown, fresh, flashed) {
     },
   });
   sync(d.marks, [...fresh.map((k) => mark(k, "dl-new")), ...(flashed != null ? [mark(flashed, "dl-flash")] : [])]);
-  if (!d.cull) for (const r of d.renamed) renameAt(r, i);
+  for (const r of d.renamed) {
+    const name = nameAt(r.node, i);
+    const text = name === r.node.name ? r.line : name;
+    if (r.text.textContent !== text) r.text.textContent = text;
+  }
 }
 
 // ---- js/panes/details.js ---------------------------------------------------------------------
@@ -3544,6 +3471,278 @@ export function bytecodeDetails() {
 /** The guard tree. */
 export function guardTreeDetails() {
   return folded("dl-details", "Guard tree", [pane("dl-guard-tree", "Guard tree")], [treeBody]);
+}
+
+// ---- js/panes/compare.js ---------------------------------------------------------------------
+
+// Compare mode: two compiles of one frame side by side, in place of the panes. On the left
+// what differs between them (the guards of the earlier that failed on the call that made
+// the later, calls Dynamo refused, the first divergence, guards and graph nodes changed);
+// then each compile at the same point of the alignment: the step shown and the other's
+// step beside it, what differs marked. Every guard leads (`data-cmp-go`) to the step that
+// installed it; the first divergence is `data-action="divergence"`.
+
+const MAX_ROWS = 60;   // guard and node rows listed per list; the rest are counted
+
+function more(n) {
+  return n > MAX_ROWS ? h("li", { class: "dl-faint" }, `… ${n - MAX_ROWS} more`) : null;
+}
+
+/** A link to step `step` of compile k (a guard's step, when `guard` is given). */
+function goTo(k, step, label, { guard = null, note = "", title = null } = {}) {
+  if (step == null) return h("span", { class: "dl-faint" }, label);
+  return h("button", {
+    class: "dl-link dl-cmp-go", type: "button", "data-cmp-go": `${k}:${step}`,
+    "data-cmp-guard": guard, "data-cmp-note": note, title: title || `go to step ${step} of this compile`,
+  }, label);
+}
+
+function kindOf(kind) {
+  return kind ? h("span", { class: "dl-guard-kind", "data-help-guard": kind, tabindex: 0 }, kind) : null;
+}
+
+/** A guard that failed: what it read, expected and got, and the step and line that installed it. */
+function failedItem(rec, r) {
+  const where = [r.step != null ? `step ${r.step}` : "after tracing", r.lineno != null ? `, line ${r.lineno}` : ""];
+  return h("li", { class: "dl-cmp-failed" }, kindOf(r.kind), " ", code(r.source || ""), r.what ? ` ${r.what}` : "",
+    ": expected ", code(r.expected), ", got ", code(r.seen),
+    h("span", { class: "dl-where" }, "installed by ",
+      goTo(r.compile, r.step, [`[${rec.compiles[r.compile].compile_id}] `, where],
+        { guard: r.guard, note: "failed", title: "go to the step that installed this guard" }),
+      r.line ? [": ", code(r.line)] : ""));
+}
+
+function guardRow(sign, r, cls) {
+  return h("div", { class: `dl-cmp-${cls}` }, `${sign} `,
+    goTo(r.compile, r.step, r.text, { guard: r.guard, note: "installed", title: r.step != null ?
+      `installed at step ${r.step}: go there` : "installed after tracing" }));
+}
+
+/** What differs between the two compiles: made once per pair. */
+function whyBody(rec, d, left, right) {
+  const a = rec.compiles[left], b = rec.compiles[right];
+  const ia = `[${a.compile_id}]`, ib = `[${b.compile_id}]`;
+  const out = [];
+  const failed = failedGuards(rec, left, right);
+  out.push(h("div", { class: "dl-subtitle" }, `Guards of ${ia} that failed on the call that made ${ib}`));
+  if (failed.length) out.push(h("ul", { class: "dl-list" }, failed.map((r) => failedItem(rec, r))));
+  else {
+    out.push(h("div", { class: "dl-faint" }, b.replaces === a.compile_id ? `${ib} replaces ${ia}, but no guard of it is recorded as failing.` :
+      `None recorded: ${ib} ${b.replaces ? `was compiled instead of [${b.replaces}]` : "is not a recompile"}.`));
+  }
+  for (const r of refusals(rec, [left, right])) {
+    out.push(h("div", { class: "dl-subtitle dl-cmp-refused" }, `A later call was refused (${r.kind.replace(/_/g, " ")})`,
+      r.compile_id ? ` at [${r.compile_id}]` : "", ": guards that failed"),
+    h("ul", { class: "dl-list" }, r.rows.map((x) => failedItem(rec, x))));
+  }
+  if (!d) return out;
+  const dv = d.divergence;
+  out.push(h("div", { class: "dl-subtitle" }, "First divergence"));
+  if (!dv) out.push(h("div", { class: "dl-faint" }, "None: the same instructions left the same trackers."));
+  else {
+    const at = divergenceSteps(d);
+    out.push(h("div", { class: "dl-cmp-divergence" },
+      `line ${dv.lineno ?? "?"} · ${ia} step ${dv.a ?? "—"} / ${ib} step ${dv.b ?? "—"} · `, code(dv.instruction), `: ${dv.why} `,
+      at ? h("button", { class: "dl-link", type: "button", "data-cmp-action": "divergence", title: "go to the first divergence (D)" }, "go there") : null,
+      h("div", { class: "dl-cmp-removed" }, `− ${ia} `, code(dv.was)),
+      h("div", { class: "dl-cmp-added" }, `+ ${ib} `, code(dv.now))));
+  }
+  const g = guardChanges(rec, d);
+  out.push(h("div", { class: "dl-subtitle" }, `Guards: ${g.changed.length} changed, ${g.onlyLeft.length} only in ${ia}, ${g.onlyRight.length} only in ${ib}`));
+  const rows = [
+    ...g.changed.map((x) => h("li", null, "~ ", kindOf(x.kind), " ", x.source ? code(x.source) : "",
+      guardRow("−", x.was, "removed"), guardRow("+", x.now, "added"))),
+    ...g.onlyLeft.map((r) => h("li", null, guardRow("−", r, "removed"))),
+    ...g.onlyRight.map((r) => h("li", null, guardRow("+", r, "added"))),
+  ];
+  if (rows.length) out.push(h("ul", { class: "dl-list dl-cmp-guards" }, rows.slice(0, MAX_ROWS), more(rows.length)));
+  const nodes = [
+    ...d.nodes_changed.map((n) => h("li", null, `~ ${n.name}: `, code(n.was), " → ", code(n.now), ` (${n.what.join(", ")})`)),
+    ...d.nodes_removed.map((n) => h("li", { class: "dl-cmp-removed" }, `− ${n}`)),
+    ...d.nodes_added.map((n) => h("li", { class: "dl-cmp-added" }, `+ ${n}`)),
+  ];
+  out.push(h("div", { class: "dl-subtitle" }, `Graph: ${plural(d.nodes_changed.length, "node")} changed, ${d.nodes_removed.length} only in ${ia}, ${d.nodes_added.length} only in ${ib}`));
+  if (nodes.length) out.push(h("ul", { class: "dl-list" }, nodes.slice(0, MAX_ROWS), more(nodes.length)));
+  return out;
+}
+
+function trackerItem(e, name, flashed) {
+  const v = e.v;
+  return h("li", { class: e.differs ? "dl-cmp-differs" : null, title: e.differs ? "differs from the other compile here" : null },
+    name != null ? [h("b", null, name), " = "] : null,
+    h("span", { class: "dl-kind", "data-help-tracker": v.kind, tabindex: 0 }, v.kind),
+    v.detail ? ` ${v.detail}` : "", v.source ? h("span", { class: "dl-dim" }, `  <- ${v.source}`) : "");
+}
+
+/** One side at one point of the alignment: a pane's title and body. */
+function sideBody(rec, k, c, i, o, j, { shown, exact, flashed }) {
+  const title = [h("span", { class: "dl-cmp-id" }, compileTitle(null, c, k)), " ",
+    h("span", { class: "dl-dim" }, shown ? "· shown" : "· beside it")];
+  if (i == null) return [title, h("div", { class: "dl-faint" }, "No step of this compile lines up here.")];
+  const s = stepBeside(c, i, o, j);
+  const head = h("div", { class: s.sameInstruction || j == null ? "dl-cmp-step" : "dl-cmp-step dl-cmp-differs" },
+    shown ? `step ${i} / ${lastStep(c)} ` : goTo(k, i, `step ${i} / ${lastStep(c)}`, { title: "show this compile at this step" }), " ",
+    code(s.instruction), s.lineno != null ? ` · line ${s.lineno}` : "", s.depth ? ` · in ${s.code_name}` : "");
+  const out = [title, head];
+  if (!exact) out.push(h("div", { class: "dl-cmp-note" }, "This compile ran nothing beside the other's step: its step before is shown."));
+  if (s.line) out.push(h("div", { class: "dl-cmp-line" }, code(s.line)));
+  out.push(h("div", { class: "dl-subtitle" }, `Stack (top first) · ${s.stack.length}`),
+    s.stack.length ? h("ol", { class: "dl-list" }, s.stack.map((e) => trackerItem(e, null))) : h("div", { class: "dl-faint" }, "(empty)"),
+    h("div", { class: "dl-subtitle" }, "Symbolic locals"),
+    s.locals.length ? h("ul", { class: "dl-list" }, s.locals.map((e) => trackerItem(e, e.name))) : h("div", { class: "dl-faint" }, "(none)"));
+  if (s.guards.length) {
+    out.push(h("div", { class: "dl-subtitle" }, `Guards installed here · ${s.guards.length}`),
+      h("ul", { class: "dl-list" }, s.guards.map((g) => h("li", { class: g === flashed ? "dl-flash" : null },
+        c.guard_details[g] ? c.guard_details[g].text : `guard ${g}`))));
+  }
+  return out;
+}
+
+/** The pane, for compare mode `mode` (its `on`, `partner`, `comparisons`). view: {rec, c, k, i, flash}. */
+function comparePane(mode) {
+  const el = h("div", { class: "dl-cmp", hidden: true, role: "region", "aria-label": "compare two compiles" });
+  const head = h("div", { class: "dl-cmp-head" });
+  const why = pane("dl-cmp-why", "Why they differ");
+  const sides = [pane("dl-cmp-side dl-cmp-left", ""), pane("dl-cmp-side dl-cmp-right", "")];
+  el.append(head, h("div", { class: "dl-cmp-grid" }, why.el, sides[0].el, sides[1].el));
+  let pairKey = null, stepKey = null;
+
+  function fillPane(p, [title, ...body]) {
+    p.head.replaceChildren(...[title].flat(Infinity).filter((x) => x != null));
+    p.body.replaceChildren(...body.flat(Infinity).filter((x) => x != null));
+  }
+
+  function paint({ rec, k, i, flash }) {
+    el.hidden = !mode.on;
+    if (!mode.on) return;
+    const { comparisons, partner: other } = mode;
+    const pair = other == null ? null : pairOf(comparisons, k, other);
+    const left = pair ? pair.left : Math.min(k, other ?? k), right = pair ? pair.right : Math.max(k, other ?? k);
+    const key = `${left}|${right}`;
+    if (key !== pairKey) {
+      pairKey = key;
+      stepKey = null;
+      const c = rec.compiles[k];
+      if (other == null) {
+        head.replaceChildren(`Compare: [${c.compile_id}] ${c.code_name} is the only compile of its frame in this recording.`);
+      } else {
+        const a = rec.compiles[left], b = rec.compiles[right];
+        head.replaceChildren(h("b", null, "Compare "), code(`[${a.compile_id}]`), " with ", code(`[${b.compile_id}]`),
+          ` · ${a.code_name} (${a.filename.split("/").pop()}:${a.firstlineno})`,
+          h("span", { class: "dl-dim" }, " · stepping moves both along the alignment (D: first divergence, C: leave)"));
+      }
+      const d = pair && !pair.d.skipped ? pair.d : null;
+      const body = other == null ? whyBody(rec, null, k, k).slice(2) : whyBody(rec, d, left, right);
+      if (other != null && !d) {
+        body.push(h("div", { class: "dl-faint" }, pair && pair.d.skipped ?
+          `These two were not aligned when the viewer was made (${pair.d.skipped} steps between them): capture.compare(recording, "${rec.compiles[left].compile_id}", "${rec.compiles[right].compile_id}") prints the comparison.` :
+          "These two were not aligned when the viewer was made."));
+      }
+      fillPane(why, ["Why they differ", body]);
+    }
+    const d = pair && !pair.d.skipped ? pair.d : null;
+    const flashed = flash && flash.guard != null ? flash.guard : null;
+    const side = k === left ? "a" : "b";
+    const beside = d && other != null ? partnerStep(d, side, i) : null;
+    const j = beside ? beside.step : null;
+    const skey = `${k}|${i}|${j}|${flashed}`;
+    if (skey === stepKey) return;
+    stepKey = skey;
+    const c = rec.compiles[k];
+    const mine = sideBody(rec, k, c, i, other != null ? rec.compiles[other] : null, j, { shown: true, exact: true, flashed });
+    const theirs = other == null ? ["", h("div", { class: "dl-faint" }, "No other compile of this frame to set beside it.")] :
+      sideBody(rec, other, rec.compiles[other], j, c, i, { shown: false, exact: !beside || beside.exact, flashed: null });
+    const [l, r] = side === "a" ? [mine, theirs] : [theirs, mine];
+    fillPane(sides[0], l);
+    fillPane(sides[1], r);
+  }
+
+  function reveal() {
+    if (el.hidden) return;
+    // The step's instruction and the first reading that differs (or the guard followed), together.
+    for (const p of sides) {
+      const marked = p.body.querySelector(".dl-flash") || p.body.querySelector("li.dl-cmp-differs");
+      scrollIntoPane(p.body, [p.body.querySelector(".dl-cmp-step"), marked].filter(Boolean));
+    }
+  }
+
+  function selectCompile({ rec, k }) {
+    mode.moved(rec, k);
+    stepKey = null;
+  }
+
+  return { el, selectCompile, paint, reveal };
+}
+
+/** Compare mode: on or off, the compile set beside the one shown (`partner`), and the pairs
+ * shipped (`comparisons`, decoded from the model). The Viewer owns one and asks it about
+ * links (`link`); what compare mode does by itself (its button, its keys C and D, the
+ * second selector) ends in `go(target)`: the Viewer's jump to a step, or with no target a
+ * paint. */
+export class CompareMode {
+  constructor(model, go) {
+    this.on = false;
+    this.partner = null;
+    this.shown = 0;
+    this.go = go;
+    this.comparisons = [];
+    this.ready = comparisonsOf(model).then((x) => { this.comparisons = x; }, () => {});
+    this.pane = comparePane(this);
+    this.keys = null;
+  }
+
+  /** The viewer moved to compile k: the partner follows (see keptPartner). */
+  moved(rec, k) {
+    this.rec = rec;
+    if (this.on && k !== this.shown) this.partner = keptPartner(rec, this.partner, this.shown, k);
+    this.shown = k;
+    this.listen();
+  }
+
+  listen() {   // the keys C and D, on the viewer's root once the pane is in it
+    const root = this.keys || !this.pane.el.closest ? null : this.pane.el.closest(".dl-viewer");
+    if (!root) return;
+    this.keys = root;
+    root.addEventListener("keydown", (e) => {
+      const tag = e.target && e.target.tagName;
+      if (e.ctrlKey || e.metaKey || e.altKey || tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") return;
+      const action = { c: "compare", d: "divergence" }[e.key.toLowerCase()];
+      if (!action) return;
+      e.preventDefault();
+      e.stopPropagation();
+      this.act(action);
+    });
+  }
+
+  /** "compare" turns compare mode on or off; "divergence" goes to the first divergence. */
+  act(action) {
+    if (!this.rec) return;
+    if (action === "compare") {
+      this.on = !this.on;
+      this.partner = this.on ? defaultPartner(this.rec, this.shown) : null;
+      return this.go(null);
+    }
+    if (action === "divergence" && this.on) {
+      const to = divergenceTarget(this.rec, this.comparisons, this.shown, this.partner);
+      if (to) this.go(to);
+    }
+  }
+
+  /** The second selector chose compile j. */
+  choose(j) {
+    this.partner = Number.isInteger(j) ? j : null;
+    this.go(null);
+  }
+
+  /** Where a click on `t` leads when it is one of compare mode's links (null otherwise);
+   * its buttons act at once. */
+  link(rec, t) {
+    this.rec = rec;
+    const act = t.closest("[data-cmp-action]");
+    if (act) return this.act(act.dataset.cmpAction) ?? null;
+    const go = t.closest("[data-cmp-go]");
+    return go ? compareTarget(rec, go.dataset) : null;
+  }
 }
 
 // ---- js/search.js ----------------------------------------------------------------------------
@@ -4053,10 +4252,12 @@ export function stagesPane(root) {
       st.from_cache ? "No units: nothing was built to link." : "No units.")]));
     const at = lineUnits(st);
     const width = String(stageLines(st).length).length;
-    // A line shows its unit (`data-unit`: hovered, it lights what the unit came from); only the
-    // unit's row links to a step, so the linked panes never take a line for the node itself.
-    lines = stageLines(st).map((text, n) => h("span", { class: `dl-row${at.has(n + 1) ? " dl-unit-line" : ""}`, "data-unit": at.has(n + 1) ? at.get(n + 1)[0] : null },
-      h("span", { class: "dl-lineno" }, String(n + 1).padStart(width)), " ", text));
+    lines = stageLines(st).map((text, n) => {
+      const u = at.has(n + 1) ? at.get(n + 1)[0] : null;
+      const to = u == null ? null : unitOrigins(c, st.units[u]).find((o) => o.k != null);
+      return h("span", { class: `dl-row${u == null ? "" : " dl-unit-line"}`, "data-unit": u, "data-node": to ? to.k : null },
+        h("span", { class: "dl-lineno" }, String(n + 1).padStart(width)), " ", text);
+    });
     codeEl.replaceChildren(...lines);
     codeEl.parentElement.scrollTop = units.parentElement.scrollTop = 0;
     say(hint());
@@ -4226,274 +4427,6 @@ export function stagesPane(root) {
   });
 
   return { el, selectCompile, paint, reveal };
-}
-
-// ---- js/panes/compare.js ---------------------------------------------------------------------
-
-// Compare mode: two compiles of one frame side by side, in place of the panes. On the left
-// what differs between them (the guards of the earlier that failed on the call that made
-// the later, calls Dynamo refused, the first divergence, guards and graph nodes changed);
-// then each compile at the same point of the alignment: the step shown and the other's
-// step beside it, what differs marked. Every guard leads (`data-cmp-go`) to the step that
-// installed it; the first divergence is `data-action="divergence"`.
-
-const MAX_ROWS = 60;   // guard and node rows listed per list; the rest are counted
-
-function more(n) {
-  return n > MAX_ROWS ? h("li", { class: "dl-faint" }, `… ${n - MAX_ROWS} more`) : null;
-}
-
-/** A link to step `step` of compile k (a guard's step, when `guard` is given). */
-function goTo(k, step, label, { guard = null, note = "", title = null } = {}) {
-  if (step == null) return h("span", { class: "dl-faint" }, label);
-  return h("button", {
-    class: "dl-link dl-cmp-go", type: "button", "data-cmp-go": `${k}:${step}`,
-    "data-cmp-guard": guard, "data-cmp-note": note, title: title || `go to step ${step} of this compile`,
-  }, label);
-}
-
-function kindOf(kind) {
-  return kind ? h("span", { class: "dl-guard-kind", "data-help-guard": kind, tabindex: 0 }, kind) : null;
-}
-
-/** A guard that failed: what it read, expected and got, and the step and line that installed it. */
-function failedItem(rec, r) {
-  const where = [r.step != null ? `step ${r.step}` : "after tracing", r.lineno != null ? `, line ${r.lineno}` : ""];
-  return h("li", { class: "dl-cmp-failed" }, kindOf(r.kind), " ", code(r.source || ""), r.what ? ` ${r.what}` : "",
-    ": expected ", code(r.expected), ", got ", code(r.seen),
-    h("span", { class: "dl-where" }, "installed by ",
-      goTo(r.compile, r.step, [`[${rec.compiles[r.compile].compile_id}] `, where],
-        { guard: r.guard, note: "failed", title: "go to the step that installed this guard" }),
-      r.line ? [": ", code(r.line)] : ""));
-}
-
-function guardRow(sign, r, cls) {
-  return h("div", { class: `dl-cmp-${cls}` }, `${sign} `,
-    goTo(r.compile, r.step, r.text, { guard: r.guard, note: "installed", title: r.step != null ?
-      `installed at step ${r.step}: go there` : "installed after tracing" }));
-}
-
-/** What differs between the two compiles: made once per pair. */
-function whyBody(rec, d, left, right) {
-  const a = rec.compiles[left], b = rec.compiles[right];
-  const ia = `[${a.compile_id}]`, ib = `[${b.compile_id}]`;
-  const out = [];
-  const failed = failedGuards(rec, left, right);
-  out.push(h("div", { class: "dl-subtitle" }, `Guards of ${ia} that failed on the call that made ${ib}`));
-  if (failed.length) out.push(h("ul", { class: "dl-list" }, failed.map((r) => failedItem(rec, r))));
-  else {
-    out.push(h("div", { class: "dl-faint" }, b.replaces === a.compile_id ? `${ib} replaces ${ia}, but no guard of it is recorded as failing.` :
-      `None recorded: ${ib} ${b.replaces ? `was compiled instead of [${b.replaces}]` : "is not a recompile"}.`));
-  }
-  for (const r of refusals(rec, [left, right])) {
-    out.push(h("div", { class: "dl-subtitle dl-cmp-refused" }, `A later call was refused (${r.kind.replace(/_/g, " ")})`,
-      r.compile_id ? ` at [${r.compile_id}]` : "", ": guards that failed"),
-    h("ul", { class: "dl-list" }, r.rows.map((x) => failedItem(rec, x))));
-  }
-  if (!d) return out;
-  const dv = d.divergence;
-  out.push(h("div", { class: "dl-subtitle" }, "First divergence"));
-  if (!dv) out.push(h("div", { class: "dl-faint" }, "None: the same instructions left the same trackers."));
-  else {
-    const at = divergenceSteps(d);
-    out.push(h("div", { class: "dl-cmp-divergence" },
-      `line ${dv.lineno ?? "?"} · ${ia} step ${dv.a ?? "—"} / ${ib} step ${dv.b ?? "—"} · `, code(dv.instruction), `: ${dv.why} `,
-      at ? h("button", { class: "dl-link", type: "button", "data-cmp-action": "divergence", title: "go to the first divergence (D)" }, "go there") : null,
-      h("div", { class: "dl-cmp-removed" }, `− ${ia} `, code(dv.was)),
-      h("div", { class: "dl-cmp-added" }, `+ ${ib} `, code(dv.now))));
-  }
-  const g = guardChanges(rec, d);
-  out.push(h("div", { class: "dl-subtitle" }, `Guards: ${g.changed.length} changed, ${g.onlyLeft.length} only in ${ia}, ${g.onlyRight.length} only in ${ib}`));
-  const rows = [
-    ...g.changed.map((x) => h("li", null, "~ ", kindOf(x.kind), " ", x.source ? code(x.source) : "",
-      guardRow("−", x.was, "removed"), guardRow("+", x.now, "added"))),
-    ...g.onlyLeft.map((r) => h("li", null, guardRow("−", r, "removed"))),
-    ...g.onlyRight.map((r) => h("li", null, guardRow("+", r, "added"))),
-  ];
-  if (rows.length) out.push(h("ul", { class: "dl-list dl-cmp-guards" }, rows.slice(0, MAX_ROWS), more(rows.length)));
-  const nodes = [
-    ...d.nodes_changed.map((n) => h("li", null, `~ ${n.name}: `, code(n.was), " → ", code(n.now), ` (${n.what.join(", ")})`)),
-    ...d.nodes_removed.map((n) => h("li", { class: "dl-cmp-removed" }, `− ${n}`)),
-    ...d.nodes_added.map((n) => h("li", { class: "dl-cmp-added" }, `+ ${n}`)),
-  ];
-  out.push(h("div", { class: "dl-subtitle" }, `Graph: ${plural(d.nodes_changed.length, "node")} changed, ${d.nodes_removed.length} only in ${ia}, ${d.nodes_added.length} only in ${ib}`));
-  if (nodes.length) out.push(h("ul", { class: "dl-list" }, nodes.slice(0, MAX_ROWS), more(nodes.length)));
-  return out;
-}
-
-function trackerItem(e, name, flashed) {
-  const v = e.v;
-  return h("li", { class: e.differs ? "dl-cmp-differs" : null, title: e.differs ? "differs from the other compile here" : null },
-    name != null ? [h("b", null, name), " = "] : null,
-    h("span", { class: "dl-kind", "data-help-tracker": v.kind, tabindex: 0 }, v.kind),
-    v.detail ? ` ${v.detail}` : "", v.source ? h("span", { class: "dl-dim" }, `  <- ${v.source}`) : "");
-}
-
-/** One side at one point of the alignment: a pane's title and body. */
-function sideBody(rec, k, c, i, o, j, { shown, exact, flashed }) {
-  const title = [h("span", { class: "dl-cmp-id" }, compileTitle(null, c, k)), " ",
-    h("span", { class: "dl-dim" }, shown ? "· shown" : "· beside it")];
-  if (i == null) return [title, h("div", { class: "dl-faint" }, "No step of this compile lines up here.")];
-  const s = stepBeside(c, i, o, j);
-  const head = h("div", { class: s.sameInstruction || j == null ? "dl-cmp-step" : "dl-cmp-step dl-cmp-differs" },
-    shown ? `step ${i} / ${lastStep(c)} ` : goTo(k, i, `step ${i} / ${lastStep(c)}`, { title: "show this compile at this step" }), " ",
-    code(s.instruction), s.lineno != null ? ` · line ${s.lineno}` : "", s.depth ? ` · in ${s.code_name}` : "");
-  const out = [title, head];
-  if (!exact) out.push(h("div", { class: "dl-cmp-note" }, "This compile ran nothing beside the other's step: its step before is shown."));
-  if (s.line) out.push(h("div", { class: "dl-cmp-line" }, code(s.line)));
-  out.push(h("div", { class: "dl-subtitle" }, `Stack (top first) · ${s.stack.length}`),
-    s.stack.length ? h("ol", { class: "dl-list" }, s.stack.map((e) => trackerItem(e, null))) : h("div", { class: "dl-faint" }, "(empty)"),
-    h("div", { class: "dl-subtitle" }, "Symbolic locals"),
-    s.locals.length ? h("ul", { class: "dl-list" }, s.locals.map((e) => trackerItem(e, e.name))) : h("div", { class: "dl-faint" }, "(none)"));
-  if (s.guards.length) {
-    out.push(h("div", { class: "dl-subtitle" }, `Guards installed here · ${s.guards.length}`),
-      h("ul", { class: "dl-list" }, s.guards.map((g) => h("li", { class: g === flashed ? "dl-flash" : null },
-        c.guard_details[g] ? c.guard_details[g].text : `guard ${g}`))));
-  }
-  return out;
-}
-
-/** The pane, for compare mode `mode` (its `on`, `partner`, `comparisons`). view: {rec, c, k, i, flash}. */
-function comparePane(mode) {
-  const el = h("div", { class: "dl-cmp", hidden: true, role: "region", "aria-label": "compare two compiles" });
-  const head = h("div", { class: "dl-cmp-head" });
-  const why = pane("dl-cmp-why", "Why they differ");
-  const sides = [pane("dl-cmp-side dl-cmp-left", ""), pane("dl-cmp-side dl-cmp-right", "")];
-  el.append(head, h("div", { class: "dl-cmp-grid" }, why.el, sides[0].el, sides[1].el));
-  let pairKey = null, stepKey = null;
-
-  function fillPane(p, [title, ...body]) {
-    p.head.replaceChildren(...[title].flat(Infinity).filter((x) => x != null));
-    p.body.replaceChildren(...body.flat(Infinity).filter((x) => x != null));
-  }
-
-  function paint({ rec, k, i, flash }) {
-    el.hidden = !mode.on;
-    if (!mode.on) return;
-    const { comparisons, partner: other } = mode;
-    const pair = other == null ? null : pairOf(comparisons, k, other);
-    const left = pair ? pair.left : Math.min(k, other ?? k), right = pair ? pair.right : Math.max(k, other ?? k);
-    const key = `${left}|${right}`;
-    if (key !== pairKey) {
-      pairKey = key;
-      stepKey = null;
-      const c = rec.compiles[k];
-      if (other == null) {
-        head.replaceChildren(`Compare: [${c.compile_id}] ${c.code_name} is the only compile of its frame in this recording.`);
-      } else {
-        const a = rec.compiles[left], b = rec.compiles[right];
-        head.replaceChildren(h("b", null, "Compare "), code(`[${a.compile_id}]`), " with ", code(`[${b.compile_id}]`),
-          ` · ${a.code_name} (${a.filename.split("/").pop()}:${a.firstlineno})`,
-          h("span", { class: "dl-dim" }, " · stepping moves both along the alignment (D: first divergence, C: leave)"));
-      }
-      const d = pair && !pair.d.skipped ? pair.d : null;
-      const body = other == null ? whyBody(rec, null, k, k).slice(2) : whyBody(rec, d, left, right);
-      if (other != null && !d) {
-        body.push(h("div", { class: "dl-faint" }, pair && pair.d.skipped ?
-          `These two were not aligned when the viewer was made (${pair.d.skipped} steps between them): capture.compare(recording, "${rec.compiles[left].compile_id}", "${rec.compiles[right].compile_id}") prints the comparison.` :
-          "These two were not aligned when the viewer was made."));
-      }
-      fillPane(why, ["Why they differ", body]);
-    }
-    const d = pair && !pair.d.skipped ? pair.d : null;
-    const flashed = flash && flash.guard != null ? flash.guard : null;
-    const side = k === left ? "a" : "b";
-    const beside = d && other != null ? partnerStep(d, side, i) : null;
-    const j = beside ? beside.step : null;
-    const skey = `${k}|${i}|${j}|${flashed}`;
-    if (skey === stepKey) return;
-    stepKey = skey;
-    const c = rec.compiles[k];
-    const mine = sideBody(rec, k, c, i, other != null ? rec.compiles[other] : null, j, { shown: true, exact: true, flashed });
-    const theirs = other == null ? ["", h("div", { class: "dl-faint" }, "No other compile of this frame to set beside it.")] :
-      sideBody(rec, other, rec.compiles[other], j, c, i, { shown: false, exact: !beside || beside.exact, flashed: null });
-    const [l, r] = side === "a" ? [mine, theirs] : [theirs, mine];
-    fillPane(sides[0], l);
-    fillPane(sides[1], r);
-  }
-
-  function reveal() {
-    if (el.hidden) return;
-    for (const p of sides) scrollIntoPane(p.body, [...p.body.querySelectorAll(".dl-flash, .dl-cmp-differs")].slice(0, 1));
-  }
-
-  function selectCompile({ rec, k }) {
-    mode.moved(rec, k);
-    stepKey = null;
-  }
-
-  return { el, selectCompile, paint, reveal };
-}
-
-/** Compare mode: on or off, the compile set beside the one shown (`partner`), and the pairs
- * shipped (`comparisons`, decoded from the model). The Viewer owns one and asks it about
- * links (`link`); what compare mode does by itself (its button, its keys C and D, the
- * second selector) ends in `go(target)`: the Viewer's jump to a step, or with no target a
- * paint. */
-export class CompareMode {
-  constructor(model, go) {
-    this.on = false;
-    this.partner = null;
-    this.shown = 0;
-    this.go = go;
-    this.comparisons = [];
-    this.ready = comparisonsOf(model).then((x) => { this.comparisons = x; }, () => {});
-    this.pane = comparePane(this);
-    this.keys = null;
-  }
-
-  /** The viewer moved to compile k: the partner follows (see keptPartner). */
-  moved(rec, k) {
-    this.rec = rec;
-    if (this.on && k !== this.shown) this.partner = keptPartner(rec, this.partner, this.shown, k);
-    this.shown = k;
-    this.listen();
-  }
-
-  listen() {   // the keys C and D, on the viewer's root once the pane is in it
-    const root = this.keys || !this.pane.el.closest ? null : this.pane.el.closest(".dl-viewer");
-    if (!root) return;
-    this.keys = root;
-    root.addEventListener("keydown", (e) => {
-      const tag = e.target && e.target.tagName;
-      if (e.ctrlKey || e.metaKey || e.altKey || tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") return;
-      const action = { c: "compare", d: "divergence" }[e.key.toLowerCase()];
-      if (!action) return;
-      e.preventDefault();
-      e.stopPropagation();
-      this.act(action);
-    });
-  }
-
-  /** "compare" turns compare mode on or off; "divergence" goes to the first divergence. */
-  act(action) {
-    if (!this.rec) return;
-    if (action === "compare") {
-      this.on = !this.on;
-      this.partner = this.on ? defaultPartner(this.rec, this.shown) : null;
-      return this.go(null);
-    }
-    if (action === "divergence" && this.on) {
-      const to = divergenceTarget(this.rec, this.comparisons, this.shown, this.partner);
-      if (to) this.go(to);
-    }
-  }
-
-  /** The second selector chose compile j. */
-  choose(j) {
-    this.partner = Number.isInteger(j) ? j : null;
-    this.go(null);
-  }
-
-  /** Where a click on `t` leads when it is one of compare mode's links (null otherwise);
-   * its buttons act at once. */
-  link(rec, t) {
-    this.rec = rec;
-    const act = t.closest("[data-cmp-action]");
-    if (act) return this.act(act.dataset.cmpAction) ?? null;
-    const go = t.closest("[data-cmp-go]");
-    return go ? compareTarget(rec, go.dataset) : null;
-  }
 }
 
 // ---- js/viewer.js ----------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 import { compileTitle, lastStep, nextGuard, nextNode, breakStep, stepLabel } from "./recording.js";
 import { h } from "./dom.js";
 import { stepSpoken } from "./help.js";
+import { compileMenu } from "./compile-menu.js";
 import { navigate, stepOut, stepOver } from "./navigation.js";
 import { timeline } from "./timeline.js";
 
@@ -25,6 +26,7 @@ export const KEY_HELP = [
   ["G", "next step that installs a guard"], ["B", "the step of the graph break"],
   ["O", "step over the inlined call the next step begins"], ["U", "run to the end of this inlined call (back in its caller)"],
   ["J", "go to a step: type its number, then Enter"], ["Backspace", "return to where the last jump came from"],
+  ["C · D", "compare mode: this compile beside another of its frame · go to their first divergence"],
   ["P", "predict mode"], ["Enter · S · 1–9", "in predict mode: reveal · skip · choose an answer"],
   ["+ − 0", "zoom the graph in / out / back"], ["Shift+arrows", "pan the graph"],
   ["Tab, Enter", "reach a guard or a graph node and follow it to its step"], ["?", "show or hide this list"],
@@ -106,7 +108,7 @@ function pressed(button, on) {   // a toggle's state, written only when it chang
 
 /** The controls of a recording: `bar` (the compile selector), `steps` and `jumps` (the two
  * rows of buttons), and `paint(view)` with view {c, i, returnable, playing, predicting, fit}. */
-export function controls(rec, titles) {
+export function controls(rec, titles, compareMode) {
   const buttons = {};
   for (const [action, label, title, cls] of BUTTONS) {
     buttons[action] = h("button", { class: `dl-button ${cls}`, title, type: "button", "data-action": action }, label);
@@ -114,8 +116,8 @@ export function controls(rec, titles) {
   buttons.predict.setAttribute("aria-pressed", "false");
   buttons.fit.setAttribute("aria-pressed", "false");
   buttons.keys.setAttribute("aria-expanded", "false");
-  const selector = h("select", { class: "dl-compile", title: "the compile shown" },
-    rec.compiles.map((c, k) => h("option", { value: k }, compileTitle(titles, c, k))));
+  const menu = compileMenu(rec, titles, compareMode);   // the compile selector, compare mode's toggle
+  const selector = menu.selector;
   const slider = h("input", { class: "dl-slider", type: "range", min: 0, max: 0, value: 0, title: "step", "aria-label": "step" });
   const position = h("span", { class: "dl-position dl-stepno" });
   const goto = h("input", { class: "dl-goto", type: "text", inputmode: "numeric", size: 7, placeholder: "go to step",
@@ -123,7 +125,7 @@ export function controls(rec, titles) {
   const strip = timeline();
   const keys = keysPanel();
   const b = buttons;
-  const bar = h("div", { class: "dl-bar" }, selector);
+  const bar = h("div", { class: "dl-bar" }, menu.els);
   const speed = h("select", { class: "dl-speed", title: "how fast play steps" },
     [1, 2, 4, 8, 16].map((x) => h("option", { value: x }, `${x}×`)));
   const steps = h("div", { class: "dl-controls" }, b.first, b.back, b.play, speed, b.forward, b.last,
@@ -137,7 +139,7 @@ export function controls(rec, titles) {
   });
 
   function selectCompile(c, k) {
-    selector.value = String(k);
+    menu.selectCompile(c, k);
     slider.max = String(lastStep(c));
     slider.disabled = goto.disabled = !c.steps.length;
     goto.placeholder = c.steps.length ? `go to 0–${lastStep(c)}` : "go to step";
@@ -163,6 +165,7 @@ export function controls(rec, titles) {
   }
 
   function paint(view) {
+    menu.paint(view);
     const play = view.playing ? "pause" : "play";
     if (b.play.textContent !== play) b.play.textContent = play;
     b.play.classList.toggle("dl-playing", !!view.playing);
@@ -193,7 +196,8 @@ export function controls(rec, titles) {
     b.keys.disabled = false;
     strip.el.hidden = true;
     position.textContent = stepLabel(null, 0);
+    menu.disable();
   }
 
-  return { bar, steps, jumps, buttons, selector, slider, speed, goto, selectCompile, paint, disable, act };
+  return { bar, menu, steps, jumps, buttons, selector, slider, speed, goto, selectCompile, paint, disable, act };
 }

@@ -19,6 +19,7 @@ import { graphPane } from "./panes/graph.js";
 import { guardsPane } from "./panes/guards.js";
 import { bytecodeDetails, guardTreeDetails } from "./panes/details.js";
 import { helpAids } from "./help.js";
+import { CompareMode } from "./panes/compare.js";
 import { searchBox } from "./search.js";
 import { linkedPanes } from "./provenance.js";
 import { stagesPane } from "./panes/stages.js";
@@ -35,7 +36,7 @@ export class Viewer {
     this.history = [];  // where each jump came from: {compile, step}
     this.predict = new PredictMode();
     this.note = null; this.flash = null;   // what the last jump said, and what it led to
-    this.fit = false;
+    this.fit = false; this.cmp = new CompareMode(model, (to) => (to ? this.go(to.compile, to.step, { jump: true, flash: to.flash, note: to.note }) : this.paint()));
     this.firstPaint = null;   // when the first frame with the viewer in it was painted
     this.timers = new Set();
     this.root = h("div", { class: "dl-viewer", tabindex: 0 },
@@ -86,11 +87,11 @@ export class Viewer {
   build() {
     const rec = this.rec;
     this.titles = this.model.get("titles") || [];
-    this.controls = controls(rec, this.titles);
+    this.controls = controls(rec, this.titles, this.cmp);
     // Every pane, in the order they paint: each has selectCompile(compile) and paint(view).
     const p = this.panes = {
       aids: helpAids(this), summary: compileSummary(rec), caption: captionPane(), source: sourcePane(), bytecode: bytecodePane(),
-      stack: stackPane(), graph: graphPane(), guards: guardsPane(), compare: bytecodeDetails(), tree: guardTreeDetails(),
+      stack: stackPane(), graph: graphPane(), guards: guardsPane(), compare: bytecodeDetails(), tree: guardTreeDetails(), pair: this.cmp.pane,
       stages: stagesPane(this.root),
     };
     // Search (search.js) and the linked panes (provenance.js) paint last, after the panes they read.
@@ -98,7 +99,7 @@ export class Viewer {
     p.links = linkedPanes(this.root);
     const ctl = this.controls;
     this.root.replaceChildren(recordingHeader(rec), ctl.bar, p.summary.el, ctl.steps, ctl.jumps,
-      this.predict.el, p.caption.el,
+      this.predict.el, p.caption.el, p.pair.el,
       h("div", { class: "dl-grid dl-panes" }, h("div", { class: "dl-column" }, p.source.el, p.bytecode.el),
         p.stack.el, p.graph.el, p.guards.el),
       p.compare.el, p.tree.el, p.stages.el);
@@ -251,7 +252,7 @@ export class Viewer {
     } else if (action) {
       this.act(action.dataset.action);
     } else {
-      const to = linkTarget(this.rec, this.compile, t);
+      const to = this.cmp.link(this.rec, t) || linkTarget(this.rec, this.compile, t);
       if (to) this.go(to.compile, to.step, { jump: true, flash: to.flash, note: to.note });
     }
   }
