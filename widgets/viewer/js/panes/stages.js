@@ -119,12 +119,10 @@ export function stagesPane(root) {
       st.from_cache ? "No units: nothing was built to link." : "No units.")]));
     const at = lineUnits(st);
     const width = String(stageLines(st).length).length;
-    lines = stageLines(st).map((text, n) => {
-      const u = at.has(n + 1) ? at.get(n + 1)[0] : null;
-      const to = u == null ? null : unitOrigins(c, st.units[u]).find((o) => o.k != null);
-      return h("span", { class: `dl-row${u == null ? "" : " dl-unit-line"}`, "data-unit": u, "data-node": to ? to.k : null },
-        h("span", { class: "dl-lineno" }, String(n + 1).padStart(width)), " ", text);
-    });
+    // A line shows its unit (`data-unit`: hovered, it lights what the unit came from); only the
+    // unit's row links to a step, so the linked panes never take a line for the node itself.
+    lines = stageLines(st).map((text, n) => h("span", { class: `dl-row${at.has(n + 1) ? " dl-unit-line" : ""}`, "data-unit": at.has(n + 1) ? at.get(n + 1)[0] : null },
+      h("span", { class: "dl-lineno" }, String(n + 1).padStart(width)), " ", text));
     codeEl.replaceChildren(...lines);
     codeEl.parentElement.scrollTop = units.parentElement.scrollTop = 0;
     say(hint());
