@@ -684,6 +684,334 @@ export function announcer() {
   };
 }
 
+// ---- js/compare.js ---------------------------------------------------------------------------
+
+// Compare mode's data: two compiles of one frame side by side, as capture.compare aligned
+// them in the kernel (widgets/viewer/state.py `comparisons`, one entry per pair offered),
+// and how the compiles of a recording relate (a recompile of, a resume of). Pure functions
+// of the recording and those entries (no DOM): node imports this file and tests it.
+//
+// Nothing here reads a reason's text: a recompile names the compile it replaces
+// (`replaces`) and the guards that failed (`failed_guards`, each naming its compile and,
+// by index, the guard as installed), and the pairs carry guard indices.
+
+/** The `comparisons` bytes of a model, decoded (an empty list when there are none). */
+export async function comparisonsOf(model) {
+  const data = model.get("comparisons");
+  return data ? await decode(data) : [];
+}
+
+// -- the compiles of one frame, and how they relate ----------------------------------------
+
+/** Compiles of one code object (and one generation: ids start again after a reset). */
+function frameKey(c) {
+  return JSON.stringify([c.code_name, c.filename, c.firstlineno, c.generation || 0]);
+}
+
+/** The index of the compile with this id in this generation, or -1. */
+export function indexOfCompile(rec, id, generation = 0) {
+  return rec.compiles.findIndex((c) => c.compile_id === id && (c.generation || 0) === generation);
+}
+
+/** The other compiles of compile k's frame, in recording order. */
+export function framePartners(rec, k) {
+  const key = frameKey(rec.compiles[k]);
+  const out = [];
+  rec.compiles.forEach((c, j) => { if (j !== k && frameKey(c) === key) out.push(j); });
+  return out;
+}
+
+/** Whom compile k is compared with by default: the compile it replaces, else a compile
+ * that replaces it, else the nearest compile of its frame (earlier first); null if alone. */
+export function defaultPartner(rec, k) {
+  const c = rec.compiles[k];
+  const gen = c.generation || 0;
+  const partners = framePartners(rec, k);
+  if (c.replaces != null) {
+    const j = indexOfCompile(rec, c.replaces, gen);
+    if (partners.includes(j)) return j;
+  }
+  const later = partners.find((j) => j > k && rec.compiles[j].replaces === c.compile_id);
+  if (later !== undefined) return later;
+  const earlier = partners.filter((j) => j < k);
+  if (earlier.length) return earlier[earlier.length - 1];
+  return partners.length ? partners[0] : null;
+}
+
+/** Whom to compare with after the viewer moved from compile `from` to compile `to`:
+ * the compile left when the two swapped sides, the same partner within the frame, else
+ * the default for the new compile. */
+export function keptPartner(rec, partner, from, to) {
+  if (to === partner) return from;
+  if (partner != null && framePartners(rec, to).includes(partner)) return partner;
+  return defaultPartner(rec, to);
+}
+
+/** One failed guard in a few words: `L['x'] size: expected [4], got [8]`. */
+export function failedText(fg) {
+  const what = fg.what ? ` ${fg.what}` : "";
+  return `${fg.source || fg.kind}${what}: expected ${fg.expected}, got ${fg.seen}`;
+}
+
+/** How compile k relates to the compiles before it, in a few words, or "": a recompile
+ * (`recompile of [0/0]: L['x'] size: expected [4], got [8]`), a resume function (`resume
+ * of [0/0_1] after its graph break at line 6`). For the compile selector. */
+export function relationOf(rec, k) {
+  const c = rec.compiles[k];
+  const gen = c.generation || 0;
+  if (c.replaces != null) {
+    const failed = (c.failed_guards || []).filter((fg) => fg.compile_id === c.replaces);
+    const more = failed.length > 1 ? ` (+${failed.length - 1} more)` : "";
+    return `recompile of [${c.replaces}]` + (failed.length ? `: ${failedText(failed[0])}${more}` : "");
+  }
+  for (let j = k - 1; j >= 0; j--) {
+    const p = rec.compiles[j];
+    if ((p.generation || 0) !== gen || !(p.resume_functions || []).some((r) => r.code_name === c.code_name)) continue;
+    const gb = p.graph_break;
+    return `resume of [${p.compile_id}]` + (gb && gb.lineno != null ? ` after its graph break at line ${gb.lineno}` : "");
+  }
+  return "";
+}
+
+// -- a pair, as shipped ----------------------------------------------------------------------
+
+/** The pair of compiles ka and kb as shipped: {d, left, right} with `left` the earlier
+ * compile (d.ka), or null when that pair was not compared. */
+export function pairOf(comparisons, ka, kb) {
+  const d = (comparisons || []).find((x) => (x.ka === ka && x.kb === kb) || (x.ka === kb && x.kb === ka));
+  return d ? { d, left: d.ka, right: d.kb } : null;
+}
+
+/** The alignment as two arrays of step indices, -1 where one compile has no step: pair p
+ * is (a[p], b[p]); `at.a[i]` is the pair of step i of the left compile, `at.b` the right. */
+export function alignment(d) {
+  return memo(d, "aligned", () => {
+    const a = [], b = [];
+    for (const [x, y, n] of d.runs || []) {
+      for (let j = 0; j < n; j++) {
+        a.push(x == null ? -1 : x + j);
+        b.push(y == null ? -1 : y + j);
+      }
+    }
+    const index = (side) => {
+      let top = -1;
+      for (const i of side) if (i > top) top = i;
+      const at = new Int32Array(top + 1).fill(-1);
+      side.forEach((i, p) => { if (i >= 0) at[i] = p; });
+      return at;
+    };
+    return { a, b, at: { a: index(a), b: index(b) } };
+  });
+}
+
+/** The step of the other compile beside step i of one side ("a": the left, "b": the
+ * right): {step, exact} where exact says the two ran the same instruction at the same
+ * line; where the other ran nothing there, its last step before (exact false), or null. */
+export function partnerStep(d, side, i) {
+  const al = alignment(d);
+  const mine = al.at[side], other = side === "a" ? al.b : al.a;
+  const p = i < mine.length ? mine[i] : -1;
+  if (p < 0) return null;
+  if (other[p] >= 0) return { step: other[p], exact: true };
+  for (let q = p - 1; q >= 0; q--) if (other[q] >= 0) return { step: other[q], exact: false };
+  for (let q = p + 1; q < other.length; q++) if (other[q] >= 0) return { step: other[q], exact: false };
+  return null;
+}
+
+// -- what the compare mode shows --------------------------------------------------------
+
+/** A guard that failed, as a row: what it read, expected and got, and where it came from. */
+function failedRow(rec, k, fg) {
+  const c = rec.compiles[k];
+  const step = fg.step != null && c && c.steps.length ? Math.min(fg.step, lastStep(c)) : null;
+  const g = c && fg.detail != null ? c.guard_details[fg.detail] : null;
+  return {
+    compile: k, step, lineno: fg.lineno, guard: fg.detail, kind: fg.kind || (g ? g.kind : ""),
+    source: fg.source, what: fg.what, expected: fg.expected, seen: fg.seen,
+    text: g ? g.text : null, line: lineText(c, fg.lineno, step),
+  };
+}
+
+/** The source text of a line of compile c (in the code of step `step` when it has one). */
+export function lineText(c, lineno, step = null) {
+  if (!c || lineno == null) return null;
+  const s = step != null ? c.steps[step] : null;
+  const info = s && c.codes ? c.codes[s.code] : null;
+  for (const code of [info, c].filter(Boolean)) {
+    const k = lineno - code.firstlineno;
+    if (code.source_lines && k >= 0 && k < code.source_lines.length) return code.source_lines[k].trim();
+  }
+  return null;
+}
+
+/** The guards of compile `left` that failed on the call that made compile `right`. */
+export function failedGuards(rec, left, right) {
+  const a = rec.compiles[left], b = rec.compiles[right];
+  return (b.failed_guards || []).filter((fg) => fg.compile_id === a.compile_id).map((fg) => failedRow(rec, left, fg));
+}
+
+/** Calls Dynamo refused to compile (a cache limit, fail_on_recompile) that failed guards
+ * of the given compiles: [{kind, compile_id, message, rows}], rows as failedGuards'. */
+export function refusals(rec, ks) {
+  const byId = new Map(ks.filter((k) => k != null).map((k) => [rec.compiles[k].compile_id, k]));
+  const out = [];
+  for (const e of rec.events || []) {
+    const rows = (e.failed_guards || []).filter((fg) => byId.has(fg.compile_id))
+      .map((fg) => failedRow(rec, byId.get(fg.compile_id), fg));
+    if (rows.length) out.push({ kind: e.kind, compile_id: e.compile_id, message: e.message, rows });
+  }
+  return out;
+}
+
+/** The guard rows of the pair: those changed (the left's text and the right's), then those
+ * only in the left, then only in the right; each with the step that installed it. */
+export function guardChanges(rec, d) {
+  const a = rec.compiles[d.ka], b = rec.compiles[d.kb];
+  const row = (k, c, g) => ({ compile: k, guard: g, text: c.guard_details[g].text,
+    step: c.guard_details[g].step != null && c.steps.length ? Math.min(c.guard_details[g].step, lastStep(c)) : null });
+  return {
+    changed: d.guards_changed.map((x) => ({ kind: x.kind, source: x.source, was: row(d.ka, a, x.a), now: row(d.kb, b, x.b) })),
+    onlyLeft: d.guards_only_in_a.map((g) => row(d.ka, a, g)),
+    onlyRight: d.guards_only_in_b.map((g) => row(d.kb, b, g)),
+  };
+}
+
+/** A tracker as the comparison reads it: object ids and node names do not count. */
+export function readingOf(v) {
+  if (!v) return "";
+  const detail = (v.detail || "").replace(/\s*node=\S+/g, "").replace(/\b\d{9,}\b/g, "<id>").replace(/\b0x[0-9a-f]{6,16}\b/gi, "0x<addr>");
+  return [v.kind, v.python_type, detail, v.source].join("\u0000");
+}
+
+/** Step i of compile c beside step j of compile o (null where o has none): its instruction,
+ * line, stack (top first) and locals, each entry marked `differs` where the other's
+ * reading at the same place differs, and the guards it installed. */
+export function stepBeside(c, i, o, j) {
+  const s = c.steps[i];
+  if (!s) return null;
+  const t = o && j != null ? o.steps[j] : null;
+  const their = (id) => (id == null ? null : o.vars[id]);
+  const stack = [];
+  for (let pos = s.stack.length - 1, up = 0; pos >= 0; pos--, up++) {
+    const theirs = t ? t.stack[t.stack.length - 1 - up] : undefined;
+    const v = c.vars[s.stack[pos]];
+    stack.push({ v, differs: !!t && readingOf(v) !== readingOf(their(theirs)) });
+  }
+  const locals = Object.entries(s.locals).map(([name, id]) => {
+    const v = c.vars[id];
+    return { name, v, differs: !!t && readingOf(v) !== readingOf(their(t.locals[name])) };
+  });
+  const sameInstruction = !!t && instructionOf(s) === instructionOf(t) && s.lineno === t.lineno;
+  return {
+    i, instruction: instructionOf(s), lineno: s.lineno, line: lineText(c, s.lineno, i), depth: s.depth,
+    code_name: s.code_name, stack, locals, guards: s.guards_added || [], sameInstruction,
+    stackDiffers: !!t && s.stack.length !== t.stack.length,
+  };
+}
+
+/** Where the first divergence is on each side: {left, right} step indices (null where a
+ * side ran nothing there), or null when the two traces never went different ways. */
+export function divergenceSteps(d) {
+  const dv = d && d.divergence;
+  if (!dv) return null;
+  let { a, b } = dv;
+  // An instruction only one side ran: the other is shown at its step beside it.
+  if (a == null && b != null) a = (partnerStep(d, "b", b) || {}).step ?? null;
+  if (b == null && a != null) b = (partnerStep(d, "a", a) || {}).step ?? null;
+  return { left: a, right: b, exactLeft: dv.a != null, exactRight: dv.b != null };
+}
+
+// -- where compare mode's links lead -------------------------------------------------------
+
+/** Where a compare-mode link leads: `dataset` {cmpGo: "k:step", cmpGuard: "g" (optional),
+ * cmpNote: "failed" | "installed" | ""} -> {compile, step, flash, note} or null. */
+export function compareTarget(rec, dataset) {
+  const m = /^(\d+):(\d+)$/.exec(dataset.cmpGo || "");
+  if (!m) return null;
+  const k = Number(m[1]), step = Number(m[2]);
+  const c = rec.compiles[k];
+  if (!c) return null;
+  const g = dataset.cmpGuard != null && dataset.cmpGuard !== "" ? Number(dataset.cmpGuard) : null;
+  const guard = g != null ? c.guard_details[g] : null;
+  const s = c.steps[Math.min(step, lastStep(c))];
+  const where = s && s.lineno != null ? ` (line ${s.lineno})` : "";
+  let note = null;
+  if (guard && dataset.cmpNote === "failed") note = [`This step of [${c.compile_id}]${where} installed the guard that failed: `, guard.text];
+  else if (guard) note = [`This step of [${c.compile_id}]${where} installed the guard `, guard.text];
+  return { compile: k, step: Math.min(step, lastStep(c)), flash: g != null ? { guard: g } : null, note };
+}
+
+/** Where "first divergence" leads from compile k compared with `other`: the step of k's
+ * side (or, where k ran nothing there, the other compile's), {compile, step, note}. */
+export function divergenceTarget(rec, comparisons, k, other) {
+  const pair = other == null ? null : pairOf(comparisons, k, other);
+  const at = pair && divergenceSteps(pair.d);
+  if (!at) return null;
+  const dv = pair.d.divergence;
+  // On k's side when k ran the instruction there; else on the side that ran it alone.
+  const left = k === pair.left ? at.exactLeft : !at.exactRight;
+  const to = left ? pair.left : pair.right;
+  const step = left ? at.left : at.right;
+  if (step == null) return null;
+  return { compile: to, step, note: `The first divergence: ${dv.instruction} on line ${dv.lineno} (${dv.why}).` };
+}
+
+// ---- js/compile-menu.js ----------------------------------------------------------------------
+
+// The compile selector: every compile with how it relates to those before it (a recompile
+// of [0/0] and the guard that failed, a resume of [0/0_1] after its graph break), and
+// compare mode's button and second selector (the compile set beside the one shown).
+// Part of the controls (controls.js puts these in the bar and paints them).
+
+/** The text of compile k's option: its title and its relation. */
+export function compileOption(rec, titles, k) {
+  const relation = relationOf(rec, k);
+  return compileTitle(titles, rec.compiles[k], k) + (relation ? ` · ${relation}` : "");
+}
+
+/** {selector, compare, partner, els, selectCompile(c, k), paint(view), disable()}; `mode` is
+ * compare mode (panes/compare.js CompareMode): its button and second selector act on it. */
+export function compileMenu(rec, titles, mode) {
+  const selector = h("select", { class: "dl-compile", title: "the compile shown" },
+    rec.compiles.map((c, k) => h("option", { value: k }, compileOption(rec, titles, k))));
+  const compare = h("button", {
+    class: "dl-button dl-compare-toggle", type: "button", "data-cmp-action": "compare", "aria-pressed": "false",
+    title: "compare mode: this compile beside another compile of its frame, what differs and why it recompiled (C)",
+  }, "compare");
+  const partner = h("select", { class: "dl-partner", title: "the compile set beside the one shown", "aria-label": "compare with", hidden: true });
+  let listed = null;   // the compile whose partners `partner` lists
+  if (mode) partner.addEventListener("change", () => mode.choose(partner.value === "" ? null : Number(partner.value)));
+
+  function selectCompile(c, k) {
+    selector.value = String(k);
+    compare.disabled = !framePartners(rec, k).length && !refusals(rec, [k]).length;
+  }
+
+  function paint(view) {
+    const on = !!(mode && mode.on);
+    if (compare.getAttribute("aria-pressed") !== String(on)) compare.setAttribute("aria-pressed", String(on));
+    compare.classList.toggle("dl-on", on);
+    partner.hidden = !on;
+    if (!on) return;
+    if (listed !== view.k) {
+      listed = view.k;
+      const ks = framePartners(rec, view.k);
+      partner.replaceChildren(...(ks.length ?
+        ks.map((j) => h("option", { value: j }, `beside ${compileTitle(titles, rec.compiles[j], j)}`)) :
+        [h("option", { value: "" }, "no other compile of this frame")]));
+      partner.disabled = !ks.length;
+    }
+    const value = mode.partner == null ? "" : String(mode.partner);
+    if (partner.value !== value) partner.value = value;
+  }
+
+  function disable() {
+    selector.disabled = compare.disabled = partner.disabled = true;
+  }
+
+  return { selector, compare, partner, els: [selector, compare, partner], selectCompile, paint, disable };
+}
+
 // ---- js/navigation.js ------------------------------------------------------------------------
 
 // Where a step is and how to get elsewhere: the file and line a learner knows it by, the
@@ -1096,6 +1424,7 @@ export const KEY_HELP = [
   ["G", "next step that installs a guard"], ["B", "the step of the graph break"],
   ["O", "step over the inlined call the next step begins"], ["U", "run to the end of this inlined call (back in its caller)"],
   ["J", "go to a step: type its number, then Enter"], ["Backspace", "return to where the last jump came from"],
+  ["C · D", "compare mode: this compile beside another of its frame · go to their first divergence"],
   ["P", "predict mode"], ["Enter · S · 1–9", "in predict mode: reveal · skip · choose an answer"],
   ["+ − 0", "zoom the graph in / out / back"], ["Shift+arrows", "pan the graph"],
   ["Tab, Enter", "reach a guard or a graph node and follow it to its step"], ["?", "show or hide this list"],
@@ -1177,7 +1506,7 @@ function pressed(button, on) {   // a toggle's state, written only when it chang
 
 /** The controls of a recording: `bar` (the compile selector), `steps` and `jumps` (the two
  * rows of buttons), and `paint(view)` with view {c, i, returnable, playing, predicting, fit}. */
-export function controls(rec, titles) {
+export function controls(rec, titles, compareMode) {
   const buttons = {};
   for (const [action, label, title, cls] of BUTTONS) {
     buttons[action] = h("button", { class: `dl-button ${cls}`, title, type: "button", "data-action": action }, label);
@@ -1185,8 +1514,8 @@ export function controls(rec, titles) {
   buttons.predict.setAttribute("aria-pressed", "false");
   buttons.fit.setAttribute("aria-pressed", "false");
   buttons.keys.setAttribute("aria-expanded", "false");
-  const selector = h("select", { class: "dl-compile", title: "the compile shown" },
-    rec.compiles.map((c, k) => h("option", { value: k }, compileTitle(titles, c, k))));
+  const menu = compileMenu(rec, titles, compareMode);   // the compile selector, compare mode's toggle
+  const selector = menu.selector;
   const slider = h("input", { class: "dl-slider", type: "range", min: 0, max: 0, value: 0, title: "step", "aria-label": "step" });
   const position = h("span", { class: "dl-position dl-stepno" });
   const goto = h("input", { class: "dl-goto", type: "text", inputmode: "numeric", size: 7, placeholder: "go to step",
@@ -1194,7 +1523,7 @@ export function controls(rec, titles) {
   const strip = timeline();
   const keys = keysPanel();
   const b = buttons;
-  const bar = h("div", { class: "dl-bar" }, selector);
+  const bar = h("div", { class: "dl-bar" }, menu.els);
   const speed = h("select", { class: "dl-speed", title: "how fast play steps" },
     [1, 2, 4, 8, 16].map((x) => h("option", { value: x }, `${x}×`)));
   const steps = h("div", { class: "dl-controls" }, b.first, b.back, b.play, speed, b.forward, b.last,
@@ -1208,7 +1537,7 @@ export function controls(rec, titles) {
   });
 
   function selectCompile(c, k) {
-    selector.value = String(k);
+    menu.selectCompile(c, k);
     slider.max = String(lastStep(c));
     slider.disabled = goto.disabled = !c.steps.length;
     goto.placeholder = c.steps.length ? `go to 0–${lastStep(c)}` : "go to step";
@@ -1234,6 +1563,7 @@ export function controls(rec, titles) {
   }
 
   function paint(view) {
+    menu.paint(view);
     const play = view.playing ? "pause" : "play";
     if (b.play.textContent !== play) b.play.textContent = play;
     b.play.classList.toggle("dl-playing", !!view.playing);
@@ -1264,9 +1594,10 @@ export function controls(rec, titles) {
     b.keys.disabled = false;
     strip.el.hidden = true;
     position.textContent = stepLabel(null, 0);
+    menu.disable();
   }
 
-  return { bar, steps, jumps, buttons, selector, slider, speed, goto, selectCompile, paint, disable, act };
+  return { bar, menu, steps, jumps, buttons, selector, slider, speed, goto, selectCompile, paint, disable, act };
 }
 
 // ---- js/scroll.js ----------------------------------------------------------------------------
@@ -3142,6 +3473,278 @@ export function guardTreeDetails() {
   return folded("dl-details", "Guard tree", [pane("dl-guard-tree", "Guard tree")], [treeBody]);
 }
 
+// ---- js/panes/compare.js ---------------------------------------------------------------------
+
+// Compare mode: two compiles of one frame side by side, in place of the panes. On the left
+// what differs between them (the guards of the earlier that failed on the call that made
+// the later, calls Dynamo refused, the first divergence, guards and graph nodes changed);
+// then each compile at the same point of the alignment: the step shown and the other's
+// step beside it, what differs marked. Every guard leads (`data-cmp-go`) to the step that
+// installed it; the first divergence is `data-action="divergence"`.
+
+const MAX_ROWS = 60;   // guard and node rows listed per list; the rest are counted
+
+function more(n) {
+  return n > MAX_ROWS ? h("li", { class: "dl-faint" }, `… ${n - MAX_ROWS} more`) : null;
+}
+
+/** A link to step `step` of compile k (a guard's step, when `guard` is given). */
+function goTo(k, step, label, { guard = null, note = "", title = null } = {}) {
+  if (step == null) return h("span", { class: "dl-faint" }, label);
+  return h("button", {
+    class: "dl-link dl-cmp-go", type: "button", "data-cmp-go": `${k}:${step}`,
+    "data-cmp-guard": guard, "data-cmp-note": note, title: title || `go to step ${step} of this compile`,
+  }, label);
+}
+
+function kindOf(kind) {
+  return kind ? h("span", { class: "dl-guard-kind", "data-help-guard": kind, tabindex: 0 }, kind) : null;
+}
+
+/** A guard that failed: what it read, expected and got, and the step and line that installed it. */
+function failedItem(rec, r) {
+  const where = [r.step != null ? `step ${r.step}` : "after tracing", r.lineno != null ? `, line ${r.lineno}` : ""];
+  return h("li", { class: "dl-cmp-failed" }, kindOf(r.kind), " ", code(r.source || ""), r.what ? ` ${r.what}` : "",
+    ": expected ", code(r.expected), ", got ", code(r.seen),
+    h("span", { class: "dl-where" }, "installed by ",
+      goTo(r.compile, r.step, [`[${rec.compiles[r.compile].compile_id}] `, where],
+        { guard: r.guard, note: "failed", title: "go to the step that installed this guard" }),
+      r.line ? [": ", code(r.line)] : ""));
+}
+
+function guardRow(sign, r, cls) {
+  return h("div", { class: `dl-cmp-${cls}` }, `${sign} `,
+    goTo(r.compile, r.step, r.text, { guard: r.guard, note: "installed", title: r.step != null ?
+      `installed at step ${r.step}: go there` : "installed after tracing" }));
+}
+
+/** What differs between the two compiles: made once per pair. */
+function whyBody(rec, d, left, right) {
+  const a = rec.compiles[left], b = rec.compiles[right];
+  const ia = `[${a.compile_id}]`, ib = `[${b.compile_id}]`;
+  const out = [];
+  const failed = failedGuards(rec, left, right);
+  out.push(h("div", { class: "dl-subtitle" }, `Guards of ${ia} that failed on the call that made ${ib}`));
+  if (failed.length) out.push(h("ul", { class: "dl-list" }, failed.map((r) => failedItem(rec, r))));
+  else {
+    out.push(h("div", { class: "dl-faint" }, b.replaces === a.compile_id ? `${ib} replaces ${ia}, but no guard of it is recorded as failing.` :
+      `None recorded: ${ib} ${b.replaces ? `was compiled instead of [${b.replaces}]` : "is not a recompile"}.`));
+  }
+  for (const r of refusals(rec, [left, right])) {
+    out.push(h("div", { class: "dl-subtitle dl-cmp-refused" }, `A later call was refused (${r.kind.replace(/_/g, " ")})`,
+      r.compile_id ? ` at [${r.compile_id}]` : "", ": guards that failed"),
+    h("ul", { class: "dl-list" }, r.rows.map((x) => failedItem(rec, x))));
+  }
+  if (!d) return out;
+  const dv = d.divergence;
+  out.push(h("div", { class: "dl-subtitle" }, "First divergence"));
+  if (!dv) out.push(h("div", { class: "dl-faint" }, "None: the same instructions left the same trackers."));
+  else {
+    const at = divergenceSteps(d);
+    out.push(h("div", { class: "dl-cmp-divergence" },
+      `line ${dv.lineno ?? "?"} · ${ia} step ${dv.a ?? "—"} / ${ib} step ${dv.b ?? "—"} · `, code(dv.instruction), `: ${dv.why} `,
+      at ? h("button", { class: "dl-link", type: "button", "data-cmp-action": "divergence", title: "go to the first divergence (D)" }, "go there") : null,
+      h("div", { class: "dl-cmp-removed" }, `− ${ia} `, code(dv.was)),
+      h("div", { class: "dl-cmp-added" }, `+ ${ib} `, code(dv.now))));
+  }
+  const g = guardChanges(rec, d);
+  out.push(h("div", { class: "dl-subtitle" }, `Guards: ${g.changed.length} changed, ${g.onlyLeft.length} only in ${ia}, ${g.onlyRight.length} only in ${ib}`));
+  const rows = [
+    ...g.changed.map((x) => h("li", null, "~ ", kindOf(x.kind), " ", x.source ? code(x.source) : "",
+      guardRow("−", x.was, "removed"), guardRow("+", x.now, "added"))),
+    ...g.onlyLeft.map((r) => h("li", null, guardRow("−", r, "removed"))),
+    ...g.onlyRight.map((r) => h("li", null, guardRow("+", r, "added"))),
+  ];
+  if (rows.length) out.push(h("ul", { class: "dl-list dl-cmp-guards" }, rows.slice(0, MAX_ROWS), more(rows.length)));
+  const nodes = [
+    ...d.nodes_changed.map((n) => h("li", null, `~ ${n.name}: `, code(n.was), " → ", code(n.now), ` (${n.what.join(", ")})`)),
+    ...d.nodes_removed.map((n) => h("li", { class: "dl-cmp-removed" }, `− ${n}`)),
+    ...d.nodes_added.map((n) => h("li", { class: "dl-cmp-added" }, `+ ${n}`)),
+  ];
+  out.push(h("div", { class: "dl-subtitle" }, `Graph: ${plural(d.nodes_changed.length, "node")} changed, ${d.nodes_removed.length} only in ${ia}, ${d.nodes_added.length} only in ${ib}`));
+  if (nodes.length) out.push(h("ul", { class: "dl-list" }, nodes.slice(0, MAX_ROWS), more(nodes.length)));
+  return out;
+}
+
+function trackerItem(e, name, flashed) {
+  const v = e.v;
+  return h("li", { class: e.differs ? "dl-cmp-differs" : null, title: e.differs ? "differs from the other compile here" : null },
+    name != null ? [h("b", null, name), " = "] : null,
+    h("span", { class: "dl-kind", "data-help-tracker": v.kind, tabindex: 0 }, v.kind),
+    v.detail ? ` ${v.detail}` : "", v.source ? h("span", { class: "dl-dim" }, `  <- ${v.source}`) : "");
+}
+
+/** One side at one point of the alignment: a pane's title and body. */
+function sideBody(rec, k, c, i, o, j, { shown, exact, flashed }) {
+  const title = [h("span", { class: "dl-cmp-id" }, compileTitle(null, c, k)), " ",
+    h("span", { class: "dl-dim" }, shown ? "· shown" : "· beside it")];
+  if (i == null) return [title, h("div", { class: "dl-faint" }, "No step of this compile lines up here.")];
+  const s = stepBeside(c, i, o, j);
+  const head = h("div", { class: s.sameInstruction || j == null ? "dl-cmp-step" : "dl-cmp-step dl-cmp-differs" },
+    shown ? `step ${i} / ${lastStep(c)} ` : goTo(k, i, `step ${i} / ${lastStep(c)}`, { title: "show this compile at this step" }), " ",
+    code(s.instruction), s.lineno != null ? ` · line ${s.lineno}` : "", s.depth ? ` · in ${s.code_name}` : "");
+  const out = [title, head];
+  if (!exact) out.push(h("div", { class: "dl-cmp-note" }, "This compile ran nothing beside the other's step: its step before is shown."));
+  if (s.line) out.push(h("div", { class: "dl-cmp-line" }, code(s.line)));
+  out.push(h("div", { class: "dl-subtitle" }, `Stack (top first) · ${s.stack.length}`),
+    s.stack.length ? h("ol", { class: "dl-list" }, s.stack.map((e) => trackerItem(e, null))) : h("div", { class: "dl-faint" }, "(empty)"),
+    h("div", { class: "dl-subtitle" }, "Symbolic locals"),
+    s.locals.length ? h("ul", { class: "dl-list" }, s.locals.map((e) => trackerItem(e, e.name))) : h("div", { class: "dl-faint" }, "(none)"));
+  if (s.guards.length) {
+    out.push(h("div", { class: "dl-subtitle" }, `Guards installed here · ${s.guards.length}`),
+      h("ul", { class: "dl-list" }, s.guards.map((g) => h("li", { class: g === flashed ? "dl-flash" : null },
+        c.guard_details[g] ? c.guard_details[g].text : `guard ${g}`))));
+  }
+  return out;
+}
+
+/** The pane, for compare mode `mode` (its `on`, `partner`, `comparisons`). view: {rec, c, k, i, flash}. */
+function comparePane(mode) {
+  const el = h("div", { class: "dl-cmp", hidden: true, role: "region", "aria-label": "compare two compiles" });
+  const head = h("div", { class: "dl-cmp-head" });
+  const why = pane("dl-cmp-why", "Why they differ");
+  const sides = [pane("dl-cmp-side dl-cmp-left", ""), pane("dl-cmp-side dl-cmp-right", "")];
+  el.append(head, h("div", { class: "dl-cmp-grid" }, why.el, sides[0].el, sides[1].el));
+  let pairKey = null, stepKey = null;
+
+  function fillPane(p, [title, ...body]) {
+    p.head.replaceChildren(...[title].flat(Infinity).filter((x) => x != null));
+    p.body.replaceChildren(...body.flat(Infinity).filter((x) => x != null));
+  }
+
+  function paint({ rec, k, i, flash }) {
+    el.hidden = !mode.on;
+    if (!mode.on) return;
+    const { comparisons, partner: other } = mode;
+    const pair = other == null ? null : pairOf(comparisons, k, other);
+    const left = pair ? pair.left : Math.min(k, other ?? k), right = pair ? pair.right : Math.max(k, other ?? k);
+    const key = `${left}|${right}`;
+    if (key !== pairKey) {
+      pairKey = key;
+      stepKey = null;
+      const c = rec.compiles[k];
+      if (other == null) {
+        head.replaceChildren(`Compare: [${c.compile_id}] ${c.code_name} is the only compile of its frame in this recording.`);
+      } else {
+        const a = rec.compiles[left], b = rec.compiles[right];
+        head.replaceChildren(h("b", null, "Compare "), code(`[${a.compile_id}]`), " with ", code(`[${b.compile_id}]`),
+          ` · ${a.code_name} (${a.filename.split("/").pop()}:${a.firstlineno})`,
+          h("span", { class: "dl-dim" }, " · stepping moves both along the alignment (D: first divergence, C: leave)"));
+      }
+      const d = pair && !pair.d.skipped ? pair.d : null;
+      const body = other == null ? whyBody(rec, null, k, k).slice(2) : whyBody(rec, d, left, right);
+      if (other != null && !d) {
+        body.push(h("div", { class: "dl-faint" }, pair && pair.d.skipped ?
+          `These two were not aligned when the viewer was made (${pair.d.skipped} steps between them): capture.compare(recording, "${rec.compiles[left].compile_id}", "${rec.compiles[right].compile_id}") prints the comparison.` :
+          "These two were not aligned when the viewer was made."));
+      }
+      fillPane(why, ["Why they differ", body]);
+    }
+    const d = pair && !pair.d.skipped ? pair.d : null;
+    const flashed = flash && flash.guard != null ? flash.guard : null;
+    const side = k === left ? "a" : "b";
+    const beside = d && other != null ? partnerStep(d, side, i) : null;
+    const j = beside ? beside.step : null;
+    const skey = `${k}|${i}|${j}|${flashed}`;
+    if (skey === stepKey) return;
+    stepKey = skey;
+    const c = rec.compiles[k];
+    const mine = sideBody(rec, k, c, i, other != null ? rec.compiles[other] : null, j, { shown: true, exact: true, flashed });
+    const theirs = other == null ? ["", h("div", { class: "dl-faint" }, "No other compile of this frame to set beside it.")] :
+      sideBody(rec, other, rec.compiles[other], j, c, i, { shown: false, exact: !beside || beside.exact, flashed: null });
+    const [l, r] = side === "a" ? [mine, theirs] : [theirs, mine];
+    fillPane(sides[0], l);
+    fillPane(sides[1], r);
+  }
+
+  function reveal() {
+    if (el.hidden) return;
+    // The step's instruction and the first reading that differs (or the guard followed), together.
+    for (const p of sides) {
+      const marked = p.body.querySelector(".dl-flash") || p.body.querySelector("li.dl-cmp-differs");
+      scrollIntoPane(p.body, [p.body.querySelector(".dl-cmp-step"), marked].filter(Boolean));
+    }
+  }
+
+  function selectCompile({ rec, k }) {
+    mode.moved(rec, k);
+    stepKey = null;
+  }
+
+  return { el, selectCompile, paint, reveal };
+}
+
+/** Compare mode: on or off, the compile set beside the one shown (`partner`), and the pairs
+ * shipped (`comparisons`, decoded from the model). The Viewer owns one and asks it about
+ * links (`link`); what compare mode does by itself (its button, its keys C and D, the
+ * second selector) ends in `go(target)`: the Viewer's jump to a step, or with no target a
+ * paint. */
+export class CompareMode {
+  constructor(model, go) {
+    this.on = false;
+    this.partner = null;
+    this.shown = 0;
+    this.go = go;
+    this.comparisons = [];
+    this.ready = comparisonsOf(model).then((x) => { this.comparisons = x; }, () => {});
+    this.pane = comparePane(this);
+    this.keys = null;
+  }
+
+  /** The viewer moved to compile k: the partner follows (see keptPartner). */
+  moved(rec, k) {
+    this.rec = rec;
+    if (this.on && k !== this.shown) this.partner = keptPartner(rec, this.partner, this.shown, k);
+    this.shown = k;
+    this.listen();
+  }
+
+  listen() {   // the keys C and D, on the viewer's root once the pane is in it
+    const root = this.keys || !this.pane.el.closest ? null : this.pane.el.closest(".dl-viewer");
+    if (!root) return;
+    this.keys = root;
+    root.addEventListener("keydown", (e) => {
+      const tag = e.target && e.target.tagName;
+      if (e.ctrlKey || e.metaKey || e.altKey || tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") return;
+      const action = { c: "compare", d: "divergence" }[e.key.toLowerCase()];
+      if (!action) return;
+      e.preventDefault();
+      e.stopPropagation();
+      this.act(action);
+    });
+  }
+
+  /** "compare" turns compare mode on or off; "divergence" goes to the first divergence. */
+  act(action) {
+    if (!this.rec) return;
+    if (action === "compare") {
+      this.on = !this.on;
+      this.partner = this.on ? defaultPartner(this.rec, this.shown) : null;
+      return this.go(null);
+    }
+    if (action === "divergence" && this.on) {
+      const to = divergenceTarget(this.rec, this.comparisons, this.shown, this.partner);
+      if (to) this.go(to);
+    }
+  }
+
+  /** The second selector chose compile j. */
+  choose(j) {
+    this.partner = Number.isInteger(j) ? j : null;
+    this.go(null);
+  }
+
+  /** Where a click on `t` leads when it is one of compare mode's links (null otherwise);
+   * its buttons act at once. */
+  link(rec, t) {
+    this.rec = rec;
+    const act = t.closest("[data-cmp-action]");
+    if (act) return this.act(act.dataset.cmpAction) ?? null;
+    const go = t.closest("[data-cmp-go]");
+    return go ? compareTarget(rec, go.dataset) : null;
+  }
+}
+
 // ---- js/search.js ----------------------------------------------------------------------------
 
 // Search: find a guard by the source it guards, a graph node by its name, a local by its
@@ -3845,7 +4448,7 @@ export class Viewer {
     this.history = [];  // where each jump came from: {compile, step}
     this.predict = new PredictMode();
     this.note = null; this.flash = null;   // what the last jump said, and what it led to
-    this.fit = false;
+    this.fit = false; this.cmp = new CompareMode(model, (to) => (to ? this.go(to.compile, to.step, { jump: true, flash: to.flash, note: to.note }) : this.paint()));
     this.firstPaint = null;   // when the first frame with the viewer in it was painted
     this.timers = new Set();
     this.root = h("div", { class: "dl-viewer", tabindex: 0 },
@@ -3896,11 +4499,11 @@ export class Viewer {
   build() {
     const rec = this.rec;
     this.titles = this.model.get("titles") || [];
-    this.controls = controls(rec, this.titles);
+    this.controls = controls(rec, this.titles, this.cmp);
     // Every pane, in the order they paint: each has selectCompile(compile) and paint(view).
     const p = this.panes = {
       aids: helpAids(this), summary: compileSummary(rec), caption: captionPane(), source: sourcePane(), bytecode: bytecodePane(),
-      stack: stackPane(), graph: graphPane(), guards: guardsPane(), compare: bytecodeDetails(), tree: guardTreeDetails(),
+      stack: stackPane(), graph: graphPane(), guards: guardsPane(), compare: bytecodeDetails(), tree: guardTreeDetails(), pair: this.cmp.pane,
       stages: stagesPane(this.root),
     };
     // Search (search.js) and the linked panes (provenance.js) paint last, after the panes they read.
@@ -3908,7 +4511,7 @@ export class Viewer {
     p.links = linkedPanes(this.root);
     const ctl = this.controls;
     this.root.replaceChildren(recordingHeader(rec), ctl.bar, p.summary.el, ctl.steps, ctl.jumps,
-      this.predict.el, p.caption.el,
+      this.predict.el, p.caption.el, p.pair.el,
       h("div", { class: "dl-grid dl-panes" }, h("div", { class: "dl-column" }, p.source.el, p.bytecode.el),
         p.stack.el, p.graph.el, p.guards.el),
       p.compare.el, p.tree.el, p.stages.el);
@@ -4061,7 +4664,7 @@ export class Viewer {
     } else if (action) {
       this.act(action.dataset.action);
     } else {
-      const to = linkTarget(this.rec, this.compile, t);
+      const to = this.cmp.link(this.rec, t) || linkTarget(this.rec, this.compile, t);
       if (to) this.go(to.compile, to.step, { jump: true, flash: to.flash, note: to.note });
     }
   }
