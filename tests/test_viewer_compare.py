@@ -361,3 +361,13 @@ def test_compare_mode_in_jupyterlab_jumps_and_the_kernel_hears_it(browser, tmp_p
             assert heard == f"0 {target}"
         finally:
             page.close()
+
+
+def test_no_source_of_the_viewer_reads_a_recompile_reason_s_words():
+    """A reason is shown as Dynamo wrote it; which guard failed comes from the data."""
+    sources = Path(__file__).resolve().parents[1] / "widgets" / "viewer" / "js"
+    for path in sources.rglob("*.js"):
+        text = path.read_text(encoding="utf-8")
+        assert "parseReason" not in text, path
+        assert not re.search(r"reason\w*\s*\)?\s*\.\s*(split|match|replace|includes|startsWith|indexOf|slice)\b"
+                             r"|\.(exec|test)\(\s*\w*reason", text, re.IGNORECASE), path

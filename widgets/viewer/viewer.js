@@ -247,35 +247,21 @@ export function pushedKind(c, i) {
 
 // -- recompile reasons ---------------------------------------------------------------------
 
-/** `0/0: tensor 'x' size mismatch ...  # f.py:4 in f` -> its parts. */
-export function parseReason(reason) {
-  const first = String(reason).split("\n")[0];
-  const m = /^\s*(\S+?):\s+(.*)$/.exec(first);
-  if (!m) return { id: null, text: first.trim(), lineno: null };
-  let text = m[2];
-  let lineno = null;
-  const hash = text.lastIndexOf("  # ");
-  if (hash >= 0) {
-    const where = /:(\d+) in \S+\s*$/.exec(text.slice(hash));
-    if (where) lineno = Number(where[1]);
-    text = text.slice(0, hash);
-  }
-  return { id: m[1], text: text.trim(), lineno };
-}
-
 /** The guard of an earlier compile that failed and caused this recompile:
  * {compile, guard, step}: guard indexes that compile's guard_details, null when the
  * recording names no failed guard (a compile made before it was recording). */
 export function recompileTarget(rec, k, reason) {
-  // The recording says which guards failed (compile.failed_guards, each naming its
-  // compile and its guard): the reason's id only picks the earlier compile it is about.
+  // The recording says which guards failed (compile.failed_guards, each naming its compile
+  // and its guard), never read from the reason's words: Dynamo gives one reason per cache
+  // entry it checked, in the order the failures were recorded, so the r-th reason is about
+  // the r-th compile the failed guards name (the compile replaced when there are none).
   const here = rec.compiles[k];
   const generation = here.generation || 0;
-  const { id } = parseReason(reason);
   const failed = here.failed_guards || [];
-  const attemptOf = (cid) => String(cid).split("_")[0];
-  const fg = failed.find((f) => f.compile_id === id)
-    ?? failed.find((f) => attemptOf(f.compile_id) === id) ?? null;
+  const named = [...new Set(failed.map((f) => f.compile_id))];
+  const r = (here.recompile_reasons || []).indexOf(reason);
+  const id = named[r] ?? named[0] ?? here.replaces;
+  const fg = failed.find((f) => f.compile_id === id) ?? null;
   const targetId = fg ? fg.compile_id : here.replaces;
   if (targetId == null) return null;
   let target = -1;
