@@ -63,6 +63,12 @@ def counted(x, n):
     return x + n  # reads n
 
 
+def broken(x):
+    y = x.sin()
+    print("a graph break")  # breaks
+    return y.cos()
+
+
 def _recorded(fn, calls, **config) -> capture.Recording:
     torch._dynamo.reset()
     compiled = torch.compile(fn, backend="eager")
@@ -91,6 +97,7 @@ def recordings() -> dict[str, capture.Recording]:
         "dtype": _recorded(scaled, [lambda f: f(torch.randn(3)), lambda f: f(torch.randn(3, dtype=torch.float64))]),
         "global": _recorded(by_global, [lambda f: f(torch.randn(3)), _changed_global]),
         "branch": _recorded(greet, [lambda f: f(torch.randn(3), "Hello"), lambda f: f(torch.randn(3), "World")]),
+        "resume": _recorded(broken, [lambda f: f(torch.randn(3))]),
         "limit": _recorded(counted, [lambda f, n=n: f(torch.randn(3), n) for n in (1, 2, 3)],
                            recompile_limit=2, automatic_dynamic_shapes=False),
     }

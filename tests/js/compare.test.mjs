@@ -27,6 +27,16 @@ test("a recompile says what it replaced and which guard failed", { skip }, () =>
   assert.match(cmp.relationOf(limit, 1), /^recompile of \[0\/0\]: L\['n'\] value: expected 1, got 2$/);
 });
 
+test("a resume function says which compile's graph break it resumes after", { skip }, () => {
+  const { rec } = load("resume");
+  const k = rec.compiles.findIndex((c) => c.code_name.startsWith("torch_dynamo_resume_in_broken"));
+  const parent = rec.compiles.find((c) => (c.resume_functions || []).some((r) => r.code_name === rec.compiles[k].code_name));
+  assert.ok(k > 0 && parent);
+  const gb = parent.graph_break;
+  assert.equal(cmp.relationOf(rec, k), `resume of [${parent.compile_id}]` + (gb && gb.lineno != null ? ` after its graph break at line ${gb.lineno}` : ""));
+  assert.equal(cmp.defaultPartner(rec, k), null, "a resume function is a frame of its own");
+});
+
 test("the default partner is the compile replaced, else the one that replaces it", { skip }, () => {
   const { rec } = load("shape");
   assert.equal(cmp.defaultPartner(rec, 1), 0);

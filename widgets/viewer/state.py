@@ -58,10 +58,10 @@ def layouts_gzip(recording: Recording) -> bytes:
 
 # Every pair of a frame's compiles is offered while a frame has at most this many; past it,
 # each recompile beside the compile it replaces and each compile beside the one before.
-ALL_PAIRS_UP_TO = 8
+ALL_PAIRS_UP_TO = 4
 # A pair whose steps together exceed this is not aligned here (difflib's cost grows with
 # both lengths); the compare mode says so and the text view (`capture.compare`) still can.
-MAX_ALIGNED_STEPS = 60_000
+MAX_ALIGNED_STEPS = 20_000
 
 
 def _runs(aligned: list[tuple[int | None, int | None]]) -> list[list[int | None]]:
