@@ -3604,7 +3604,7 @@ function comparePane(mode) {
     const { comparisons, partner: other } = mode;
     const pair = other == null ? null : pairOf(comparisons, k, other);
     const left = pair ? pair.left : Math.min(k, other ?? k), right = pair ? pair.right : Math.max(k, other ?? k);
-    const key = `${left}|${right}`;
+    const key = `${left}|${right}|${comparisons.length}`;   // the pairs may arrive after the first paint
     if (key !== pairKey) {
       pairKey = key;
       stepKey = null;
