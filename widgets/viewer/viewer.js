@@ -3614,7 +3614,7 @@ function comparePane(mode) {
       } else {
         const a = rec.compiles[left], b = rec.compiles[right];
         head.replaceChildren(h("b", null, "Compare "), code(`[${a.compile_id}]`), " with ", code(`[${b.compile_id}]`),
-          ` · ${a.code_name} (${a.filename.split("/").pop()}:${a.firstlineno})`,
+          ` · ${a.code_name} (${fileLabel(a.filename)}:${a.firstlineno})`,
           h("span", { class: "dl-dim" }, " · stepping moves both along the alignment (D: first divergence, C: leave)"));
       }
       const d = pair && !pair.d.skipped ? pair.d : null;

@@ -12,6 +12,7 @@ import {
 import { compileTitle, lastStep } from "../recording.js";
 import { code, h, pane, plural } from "../dom.js";
 import { scrollIntoPane } from "../scroll.js";
+import { fileLabel } from "../navigation.js";
 
 const MAX_ROWS = 60;   // guard and node rows listed per list; the rest are counted
 
@@ -159,7 +160,7 @@ function comparePane(mode) {
       } else {
         const a = rec.compiles[left], b = rec.compiles[right];
         head.replaceChildren(h("b", null, "Compare "), code(`[${a.compile_id}]`), " with ", code(`[${b.compile_id}]`),
-          ` · ${a.code_name} (${a.filename.split("/").pop()}:${a.firstlineno})`,
+          ` · ${a.code_name} (${fileLabel(a.filename)}:${a.firstlineno})`,
           h("span", { class: "dl-dim" }, " · stepping moves both along the alignment (D: first divergence, C: leave)"));
       }
       const d = pair && !pair.d.skipped ? pair.d : null;
