@@ -1119,32 +1119,26 @@ export function stepAtColumn(c, w, x, reach = 2) {
   return Math.min(columnSteps(n, w, x)[0], n - 1);
 }
 
-/** For each (code, line), the runs of consecutive steps on it, as [first, last] pairs:
- * the timeline marks the current line's runs. A run ends where another line or another
- * frame's step (an inlined call) comes in between. */
+/** The runs of consecutive steps on step i's line (same code and depth), as [first, last]
+ * pairs: the timeline marks the current line's runs. A run ends where another line or
+ * another frame's step (an inlined call) comes in between. Found once per line. */
 export function lineRuns(c, i) {
   const s = c.steps[i];
   if (!s || s.lineno == null) return [];
-  const all = memo(c, "lineRuns", () => {
-    const runs = new Map();
-    let key = null, start = 0;
-    const close = (end) => {
-      if (key == null) return;
-      if (!runs.has(key)) runs.set(key, []);
-      runs.get(key).push([start, end]);
-    };
-    c.steps.forEach((t, j) => {
-      const k = t.lineno == null ? null : `${t.code}:${t.depth}:${t.lineno}`;
-      if (k !== key) {
-        close(j - 1);
-        key = k;
-        start = j;
-      }
-    });
-    close(c.steps.length - 1);
-    return runs;
-  });
-  return all.get(`${s.code}:${s.depth}:${s.lineno}`) || [];
+  const cache = memo(c, "lineRuns", () => new Map());
+  const key = `${s.code}:${s.depth}:${s.lineno}`;
+  if (cache.has(key)) return cache.get(key);
+  const runs = [], steps = c.steps;
+  let start = -1;
+  for (let j = 0; j < steps.length; j++) {
+    const t = steps[j];
+    const on = t.lineno === s.lineno && t.code === s.code && t.depth === s.depth;
+    if (on && start < 0) start = j;
+    else if (!on && start >= 0) { runs.push([start, j - 1]); start = -1; }
+  }
+  if (start >= 0) runs.push([start, steps.length - 1]);
+  cache.set(key, runs);
+  return runs;
 }
 
 // -- inlined calls ---------------------------------------------------------------------------
@@ -2962,8 +2956,9 @@ export function stackPane() {
 // looks at that place.
 //
 // A drawing here is {root (the svg), view (the <g> the transform goes on), width, height,
-// boxes (per node: [x0, y0, x1, y1] in drawing units), order, shown (how many nodes, in
-// order, are revealed)}: the graph pane makes it (panes/graph.js).
+// box(k) (node k's [x0, y0, x1, y1] in drawing units), order, shown (how many nodes, in
+// order, are revealed), and for a big graph cull(view), told after every move which part
+// of the drawing the pane shows}: the graph pane makes it (panes/graph.js).
 
 const ZOOM_STEP = 1.25;        // one key press or wheel notch
 const MIN_SCALE = 0.05, MAX_SCALE = 4;
@@ -2991,11 +2986,12 @@ export function zoomable(box) {
   function apply() {
     if (!d) return;
     d.view.setAttribute("transform", `translate(${cam.x.toFixed(1)},${cam.y.toFixed(1)}) scale(${cam.s.toFixed(4)})`);
+    if (d.cull) d.cull([-cam.x / cam.s, -cam.y / cam.s, (box.clientWidth - cam.x) / cam.s, (box.clientHeight - cam.y) / cam.s]);
     paintOverview();
   }
 
   function centreOn(nodes, always) {
-    const bs = nodes.map((k) => d.boxes[k]).filter(Boolean);
+    const bs = nodes.map((k) => d.box(k)).filter(Boolean);
     if (!bs.length) return;
     const b = [Math.min(...bs.map((x) => x[0])), Math.min(...bs.map((x) => x[1])),
       Math.max(...bs.map((x) => x[2])), Math.max(...bs.map((x) => x[3]))];
@@ -3115,11 +3111,12 @@ export function zoomable(box) {
       dotted = 0;
     }
     const ctx = canvas.getContext && canvas.getContext("2d");
-    if (ctx) {
+    if (ctx && d.cull) dotBitmap(ctx, m, ow, oh);
+    else if (ctx) {
       if (d.shown < dotted) { ctx.clearRect(0, 0, ow, oh); dotted = 0; }
       ctx.fillStyle = getComputedStyle(canvas).color || "#888";
       for (let r = dotted; r < d.shown; r++) {
-        const b = d.boxes[d.order[r]];
+        const b = d.box(d.order[r]);
         if (b) ctx.fillRect(b[0] * m, b[1] * m, Math.max(1.5, (b[2] - b[0]) * m), Math.max(1.5, (b[3] - b[1]) * m));
       }
       dotted = d.shown;
@@ -3128,6 +3125,29 @@ export function zoomable(box) {
       left: `${(-cam.x / cam.s * m).toFixed(1)}px`, top: `${(-cam.y / cam.s * m).toFixed(1)}px`,
       width: `${(w / cam.s * m).toFixed(1)}px`, height: `${(hgt / cam.s * m).toFixed(1)}px`,
     });
+  }
+
+  /** A big graph's dots as one bitmap: a pixel per node, put on the canvas at once. */
+  let lit = null;
+  function dotBitmap(ctx, m, ow, oh) {
+    if (!lit || lit.width !== ow || lit.height !== oh || d.shown < dotted) {
+      lit = ctx.createImageData(ow, oh);
+      dotted = 0;
+      const rgb = /(\d+)\D+(\d+)\D+(\d+)/.exec(getComputedStyle(canvas).color || "") || [0, 136, 136, 136];
+      lit.rgb = rgb.slice(1, 4).map(Number);
+    }
+    if (dotted === d.shown) return;
+    const px = lit.data, [cr, cg, cb] = lit.rgb;
+    for (let r = dotted; r < d.shown; r++) {
+      const b = d.box(d.order[r]);
+      if (!b) continue;
+      const x = Math.min(ow - 1, Math.max(0, Math.round((b[0] + b[2]) / 2 * m)));
+      const y = Math.min(oh - 1, Math.max(0, Math.round((b[1] + b[3]) / 2 * m)));
+      const at = 4 * (y * ow + x);
+      px[at] = cr; px[at + 1] = cg; px[at + 2] = cb; px[at + 3] = 255;
+    }
+    dotted = d.shown;
+    ctx.putImageData(lit, 0, 0);
   }
 
   overview.addEventListener("click", (e) => {
@@ -3142,6 +3162,64 @@ export function zoomable(box) {
   });
 
   return { overview, show, reveal, zoom };
+}
+
+// ---- js/cull.js ------------------------------------------------------------------------------
+
+// Culling a big drawing (panes/graph.js makes it; zoom.js says where the camera looks):
+// only the nodes near the part of the drawing the pane shows, and their edges, are in the
+// page, at most MAX_DRAWN of them, so a 20,000-node graph costs a step and a pan what a
+// small one does. The rest are made when first needed and kept out of the page.
+
+const MAX_DRAWN = 2500;
+
+/** The culling of a big drawing: `cull([x0, y0, x1, y1])`, the part of the drawing (in its
+ * units) the pane shows, keeps in the page the revealed nodes near it and their edges (an
+ * edge is near where the box of its two ends is), each named as it was at step d.step. */
+export function culler(d, edgesAt, edgeLayer, nodeLayer) {
+  const inPage = new Uint8Array(d.order.length);
+  let kept = [];   // the ranks in the page
+  const near = (b, v) => b && b[2] >= v[0] && b[0] <= v[2] && b[3] >= v[1] && b[1] <= v[3];
+  const ends = (e) => {
+    const a = d.box(e.tail), b = d.box(e.head);
+    return a && b ? [Math.min(a[0], b[0]), Math.min(a[1], b[1]), Math.max(a[2], b[2]), Math.max(a[3], b[3])] : a || b;
+  };
+  return (view) => {
+    const mx = (view[2] - view[0]) * 0.5, my = (view[3] - view[1]) * 0.5;   // half a pane around it
+    const v = [view[0] - mx, view[1] - my, view[2] + mx, view[3] + my];
+    const want = [];
+    for (let r = 0; r < d.shown && want.length < MAX_DRAWN; r++) {
+      if (near(d.box(d.order[r]), v) || edgesAt[r].some((e) => near(ends(e), v))) want.push(r);
+    }
+    const wanted = new Uint8Array(d.order.length);
+    for (const r of want) wanted[r] = 1;
+    for (const r of kept) {
+      if (wanted[r]) continue;
+      inPage[r] = 0;
+      const el = d.nodeEls[d.order[r]];
+      if (el) el.remove();
+      for (const e of d.edgeEls[r]) e.remove();
+    }
+    for (const r of want) {
+      if (inPage[r]) continue;
+      inPage[r] = 1;
+      d.ensure(r);
+      const el = d.nodeEls[d.order[r]];
+      if (el) { el.style.display = ""; nodeLayer.append(el); }
+      for (const e of d.edgeEls[r]) { e.style.display = ""; edgeLayer.append(e); }
+    }
+    kept = want;
+    d.drawn = want.length;
+    for (const r of kept) renameAt(d.renamedOf[r], d.step);
+  };
+}
+
+/** A renamed node's label as it was at step i. */
+export function renameAt(r, i) {
+  if (!r) return;
+  const name = nameAt(r.node, i);
+  const text = name === r.node.name ? r.line : name;
+  if (r.text.textContent !== text) r.text.textContent = text;
 }
 
 // ---- js/panes/graph.js -----------------------------------------------------------------------
@@ -3169,7 +3247,9 @@ function nodeTip(c, k) {
     (node.in_graph ? "" : " (not in the final graph)") + ` · made at step ${nodeStep(c, k)}: click to go there`;
 }
 
-const EAGER_NODES = 2000;   // a larger graph makes each node's elements when it is first revealed
+// A larger graph is culled (cull.js): each node's elements are made when it is first near
+// the pane's view, and only the nodes and edges near the view are in the page.
+const CULL_NODES = 1500;
 
 /** A node's box in graph coordinates, from its outline: [x0, y0, x1, y1]. */
 function boxOf(n) {
@@ -3190,17 +3270,18 @@ function boxOf(n) {
 }
 
 /** The drawing of a compile's graph: every node and edge hidden, made at once for a graph
- * of up to EAGER_NODES nodes and otherwise as each is first revealed (so a 20,000-node
- * graph paints its first step at once). One `<g>` holds it all and carries the zoom and
- * pan as a transform. */
+ * of up to CULL_NODES nodes; a larger one is culled (`cull`). One `<g>` holds it all and
+ * carries the zoom and pan as a transform. */
 function makeDrawing(c, g) {
   const { order, rank } = nodeOrder(c);
   const layoutOf = new Array(c.nodes.length);
   for (const n of g.nodes) layoutOf[n.node] = n;
-  const boxes = c.nodes.map((_, k) => (layoutOf[k] ? boxOf(layoutOf[k]) : null));
+  const culled = order.length > CULL_NODES;
+  const boxes = new Array(c.nodes.length);   // made when first asked for: box(k)
+  const box = (k) => (boxes[k] === undefined ? (boxes[k] = layoutOf[k] ? boxOf(layoutOf[k]) : null) : boxes[k]);
   const nodeEls = new Array(c.nodes.length);
   const outlines = new Array(c.nodes.length);
-  const renamed = [];
+  const renamed = [], renamedOf = [];   // the renamed nodes' first label lines; per rank
   const edgesAt = order.map(() => []);   // per rank: the edges revealed with that node
   for (const e of g.edges) edgesAt[Math.max(rank[e.tail], rank[e.head])].push(e);
   const root = svgElement("svg", { class: "dl-graph-svg", role: "img", "aria-label": "the FX graph" });
@@ -3236,13 +3317,13 @@ function makeDrawing(c, g) {
       t.textContent = n.lines[line] ?? "";
       el.append(t);
       if (line === 0 && node.renamed_at != null && node.created_name && node.created_name !== node.name) {
-        renamed.push({ node, text: t, line: n.lines[0] });
+        renamed.push((renamedOf[rank[k]] = { node, text: t, line: n.lines[0] }));
       }
     });
     el.style.display = "none";
     nodeEls[k] = el;
     outlines[k] = outline;
-    nodes.append(el);
+    if (!culled) nodes.append(el);
   }
 
   /** Make the elements of the node of rank r and of the edges revealed with it. */
@@ -3256,15 +3337,16 @@ function makeDrawing(c, g) {
         e.arrow ? svgElement("polygon", { points: e.arrow }) : null);
       el.style.display = "none";
       edgeEls[r].push(el);
-      edges.append(el);
+      if (!culled) edges.append(el);
     }
   }
-  if (order.length <= EAGER_NODES) for (let r = 0; r < order.length; r++) ensure(r);
-
-  return {
-    root, view, order, nodeEls, edgeEls, ensure, renamed, outlines, marks, boxes, shown: 0,
-    width: g.width, height: g.height,
+  if (!culled) for (let r = 0; r < order.length; r++) ensure(r);
+  const d = {
+    root, view, order, rank, nodeEls, edgeEls, ensure, renamed, renamedOf, outlines, marks, box, shown: 0, step: 0, drawn: 0,
+    width: g.width, height: g.height, cull: culled ? null : undefined,
   };
+  if (culled) d.cull = culler(d, edgesAt, edges, nodes);
+  return d;
 }
 
 /** The graph's Python code, each node's name a link to the step that made it. */
@@ -3333,8 +3415,14 @@ export function graphPane() {
 
   /** After every pane has painted: the new or followed node in view. */
   function reveal() {
-    if (drawn) camera.reveal(target, fit);
-    else if (!listing.hidden) scrollIntoPane(p.body, [...listing.querySelectorAll("li.dl-new")]);
+    if (drawn) {
+      camera.reveal(target, fit);
+      // A big graph whose view holds none of the nodes made so far (a jump to a step that
+      // added none): look at the latest one.
+      if (drawn.cull && !drawn.drawn && drawn.shown) camera.reveal([drawn.order[drawn.shown - 1]], fit);
+    } else if (!listing.hidden) {
+      scrollIntoPane(p.body, [...listing.querySelectorAll("li.dl-new")]);
+    }
   }
 
   function paintListing(shown, fresh, i) {
@@ -3362,7 +3450,8 @@ export function graphPane() {
  * and name each renamed node as it was then. */
 function paintDrawing(d, c, i, shown, fresh, flashed) {
   const lo = Math.min(d.shown, shown), hi = Math.max(d.shown, shown);
-  for (let r = lo; r < hi; r++) {
+  d.step = i;
+  for (let r = lo; r < hi && !d.cull; r++) {   // a culled drawing is put in the page by cull()
     const display = r < shown ? "" : "none";
     if (r < shown) d.ensure(r);
     const el = d.nodeEls[d.order[r]];
@@ -3373,6 +3462,7 @@ function paintDrawing(d, c, i, shown, fresh, flashed) {
   const mark = (k, cls) => ({
     key: `${cls}${k}`,
     make: () => {
+      if (d.cull) d.ensure(d.rank[k]);
       const el = d.outlines[k] ? d.outlines[k].cloneNode(false) : svgElement("g");
       el.setAttribute("class", cls);
       el.setAttribute("data-node", k);
@@ -3380,11 +3470,7 @@ function paintDrawing(d, c, i, shown, fresh, flashed) {
     },
   });
   sync(d.marks, [...fresh.map((k) => mark(k, "dl-new")), ...(flashed != null ? [mark(flashed, "dl-flash")] : [])]);
-  for (const r of d.renamed) {
-    const name = nameAt(r.node, i);
-    const text = name === r.node.name ? r.line : name;
-    if (r.text.textContent !== text) r.text.textContent = text;
-  }
+  if (!d.cull) for (const r of d.renamed) renameAt(r, i);
 }
 
 // ---- js/panes/details.js ---------------------------------------------------------------------

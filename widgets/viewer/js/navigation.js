@@ -120,32 +120,26 @@ export function stepAtColumn(c, w, x, reach = 2) {
   return Math.min(columnSteps(n, w, x)[0], n - 1);
 }
 
-/** For each (code, line), the runs of consecutive steps on it, as [first, last] pairs:
- * the timeline marks the current line's runs. A run ends where another line or another
- * frame's step (an inlined call) comes in between. */
+/** The runs of consecutive steps on step i's line (same code and depth), as [first, last]
+ * pairs: the timeline marks the current line's runs. A run ends where another line or
+ * another frame's step (an inlined call) comes in between. Found once per line. */
 export function lineRuns(c, i) {
   const s = c.steps[i];
   if (!s || s.lineno == null) return [];
-  const all = memo(c, "lineRuns", () => {
-    const runs = new Map();
-    let key = null, start = 0;
-    const close = (end) => {
-      if (key == null) return;
-      if (!runs.has(key)) runs.set(key, []);
-      runs.get(key).push([start, end]);
-    };
-    c.steps.forEach((t, j) => {
-      const k = t.lineno == null ? null : `${t.code}:${t.depth}:${t.lineno}`;
-      if (k !== key) {
-        close(j - 1);
-        key = k;
-        start = j;
-      }
-    });
-    close(c.steps.length - 1);
-    return runs;
-  });
-  return all.get(`${s.code}:${s.depth}:${s.lineno}`) || [];
+  const cache = memo(c, "lineRuns", () => new Map());
+  const key = `${s.code}:${s.depth}:${s.lineno}`;
+  if (cache.has(key)) return cache.get(key);
+  const runs = [], steps = c.steps;
+  let start = -1;
+  for (let j = 0; j < steps.length; j++) {
+    const t = steps[j];
+    const on = t.lineno === s.lineno && t.code === s.code && t.depth === s.depth;
+    if (on && start < 0) start = j;
+    else if (!on && start >= 0) { runs.push([start, j - 1]); start = -1; }
+  }
+  if (start >= 0) runs.push([start, steps.length - 1]);
+  cache.set(key, runs);
+  return runs;
 }
 
 // -- inlined calls ---------------------------------------------------------------------------

@@ -5,8 +5,9 @@
 // looks at that place.
 //
 // A drawing here is {root (the svg), view (the <g> the transform goes on), width, height,
-// boxes (per node: [x0, y0, x1, y1] in drawing units), order, shown (how many nodes, in
-// order, are revealed)}: the graph pane makes it (panes/graph.js).
+// box(k) (node k's [x0, y0, x1, y1] in drawing units), order, shown (how many nodes, in
+// order, are revealed), and for a big graph cull(view), told after every move which part
+// of the drawing the pane shows}: the graph pane makes it (panes/graph.js).
 
 import { h } from "./dom.js";
 
@@ -36,11 +37,12 @@ export function zoomable(box) {
   function apply() {
     if (!d) return;
     d.view.setAttribute("transform", `translate(${cam.x.toFixed(1)},${cam.y.toFixed(1)}) scale(${cam.s.toFixed(4)})`);
+    if (d.cull) d.cull([-cam.x / cam.s, -cam.y / cam.s, (box.clientWidth - cam.x) / cam.s, (box.clientHeight - cam.y) / cam.s]);
     paintOverview();
   }
 
   function centreOn(nodes, always) {
-    const bs = nodes.map((k) => d.boxes[k]).filter(Boolean);
+    const bs = nodes.map((k) => d.box(k)).filter(Boolean);
     if (!bs.length) return;
     const b = [Math.min(...bs.map((x) => x[0])), Math.min(...bs.map((x) => x[1])),
       Math.max(...bs.map((x) => x[2])), Math.max(...bs.map((x) => x[3]))];
@@ -160,11 +162,12 @@ export function zoomable(box) {
       dotted = 0;
     }
     const ctx = canvas.getContext && canvas.getContext("2d");
-    if (ctx) {
+    if (ctx && d.cull) dotBitmap(ctx, m, ow, oh);
+    else if (ctx) {
       if (d.shown < dotted) { ctx.clearRect(0, 0, ow, oh); dotted = 0; }
       ctx.fillStyle = getComputedStyle(canvas).color || "#888";
       for (let r = dotted; r < d.shown; r++) {
-        const b = d.boxes[d.order[r]];
+        const b = d.box(d.order[r]);
         if (b) ctx.fillRect(b[0] * m, b[1] * m, Math.max(1.5, (b[2] - b[0]) * m), Math.max(1.5, (b[3] - b[1]) * m));
       }
       dotted = d.shown;
@@ -173,6 +176,29 @@ export function zoomable(box) {
       left: `${(-cam.x / cam.s * m).toFixed(1)}px`, top: `${(-cam.y / cam.s * m).toFixed(1)}px`,
       width: `${(w / cam.s * m).toFixed(1)}px`, height: `${(hgt / cam.s * m).toFixed(1)}px`,
     });
+  }
+
+  /** A big graph's dots as one bitmap: a pixel per node, put on the canvas at once. */
+  let lit = null;
+  function dotBitmap(ctx, m, ow, oh) {
+    if (!lit || lit.width !== ow || lit.height !== oh || d.shown < dotted) {
+      lit = ctx.createImageData(ow, oh);
+      dotted = 0;
+      const rgb = /(\d+)\D+(\d+)\D+(\d+)/.exec(getComputedStyle(canvas).color || "") || [0, 136, 136, 136];
+      lit.rgb = rgb.slice(1, 4).map(Number);
+    }
+    if (dotted === d.shown) return;
+    const px = lit.data, [cr, cg, cb] = lit.rgb;
+    for (let r = dotted; r < d.shown; r++) {
+      const b = d.box(d.order[r]);
+      if (!b) continue;
+      const x = Math.min(ow - 1, Math.max(0, Math.round((b[0] + b[2]) / 2 * m)));
+      const y = Math.min(oh - 1, Math.max(0, Math.round((b[1] + b[3]) / 2 * m)));
+      const at = 4 * (y * ow + x);
+      px[at] = cr; px[at + 1] = cg; px[at + 2] = cb; px[at + 3] = 255;
+    }
+    dotted = d.shown;
+    ctx.putImageData(lit, 0, 0);
   }
 
   overview.addEventListener("click", (e) => {

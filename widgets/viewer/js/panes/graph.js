@@ -8,6 +8,7 @@ import { nameAt, nodeOrder, nodesAt, nodeStep } from "../recording.js";
 import { commaList, h, pane, svgElement, sync } from "../dom.js";
 import { scrollIntoPane } from "../scroll.js";
 import { zoomable } from "../zoom.js";
+import { culler, renameAt } from "../cull.js";
 
 /** How much of the graph exists at step i and which nodes this step added. */
 export function graphView(c, i) {
@@ -26,7 +27,9 @@ function nodeTip(c, k) {
     (node.in_graph ? "" : " (not in the final graph)") + ` · made at step ${nodeStep(c, k)}: click to go there`;
 }
 
-const EAGER_NODES = 2000;   // a larger graph makes each node's elements when it is first revealed
+// A larger graph is culled (cull.js): each node's elements are made when it is first near
+// the pane's view, and only the nodes and edges near the view are in the page.
+const CULL_NODES = 1500;
 
 /** A node's box in graph coordinates, from its outline: [x0, y0, x1, y1]. */
 function boxOf(n) {
@@ -47,17 +50,18 @@ function boxOf(n) {
 }
 
 /** The drawing of a compile's graph: every node and edge hidden, made at once for a graph
- * of up to EAGER_NODES nodes and otherwise as each is first revealed (so a 20,000-node
- * graph paints its first step at once). One `<g>` holds it all and carries the zoom and
- * pan as a transform. */
+ * of up to CULL_NODES nodes; a larger one is culled (`cull`). One `<g>` holds it all and
+ * carries the zoom and pan as a transform. */
 function makeDrawing(c, g) {
   const { order, rank } = nodeOrder(c);
   const layoutOf = new Array(c.nodes.length);
   for (const n of g.nodes) layoutOf[n.node] = n;
-  const boxes = c.nodes.map((_, k) => (layoutOf[k] ? boxOf(layoutOf[k]) : null));
+  const culled = order.length > CULL_NODES;
+  const boxes = new Array(c.nodes.length);   // made when first asked for: box(k)
+  const box = (k) => (boxes[k] === undefined ? (boxes[k] = layoutOf[k] ? boxOf(layoutOf[k]) : null) : boxes[k]);
   const nodeEls = new Array(c.nodes.length);
   const outlines = new Array(c.nodes.length);
-  const renamed = [];
+  const renamed = [], renamedOf = [];   // the renamed nodes' first label lines; per rank
   const edgesAt = order.map(() => []);   // per rank: the edges revealed with that node
   for (const e of g.edges) edgesAt[Math.max(rank[e.tail], rank[e.head])].push(e);
   const root = svgElement("svg", { class: "dl-graph-svg", role: "img", "aria-label": "the FX graph" });
@@ -93,13 +97,13 @@ function makeDrawing(c, g) {
       t.textContent = n.lines[line] ?? "";
       el.append(t);
       if (line === 0 && node.renamed_at != null && node.created_name && node.created_name !== node.name) {
-        renamed.push({ node, text: t, line: n.lines[0] });
+        renamed.push((renamedOf[rank[k]] = { node, text: t, line: n.lines[0] }));
       }
     });
     el.style.display = "none";
     nodeEls[k] = el;
     outlines[k] = outline;
-    nodes.append(el);
+    if (!culled) nodes.append(el);
   }
 
   /** Make the elements of the node of rank r and of the edges revealed with it. */
@@ -113,15 +117,16 @@ function makeDrawing(c, g) {
         e.arrow ? svgElement("polygon", { points: e.arrow }) : null);
       el.style.display = "none";
       edgeEls[r].push(el);
-      edges.append(el);
+      if (!culled) edges.append(el);
     }
   }
-  if (order.length <= EAGER_NODES) for (let r = 0; r < order.length; r++) ensure(r);
-
-  return {
-    root, view, order, nodeEls, edgeEls, ensure, renamed, outlines, marks, boxes, shown: 0,
-    width: g.width, height: g.height,
+  if (!culled) for (let r = 0; r < order.length; r++) ensure(r);
+  const d = {
+    root, view, order, rank, nodeEls, edgeEls, ensure, renamed, renamedOf, outlines, marks, box, shown: 0, step: 0, drawn: 0,
+    width: g.width, height: g.height, cull: culled ? null : undefined,
   };
+  if (culled) d.cull = culler(d, edgesAt, edges, nodes);
+  return d;
 }
 
 /** The graph's Python code, each node's name a link to the step that made it. */
@@ -190,8 +195,14 @@ export function graphPane() {
 
   /** After every pane has painted: the new or followed node in view. */
   function reveal() {
-    if (drawn) camera.reveal(target, fit);
-    else if (!listing.hidden) scrollIntoPane(p.body, [...listing.querySelectorAll("li.dl-new")]);
+    if (drawn) {
+      camera.reveal(target, fit);
+      // A big graph whose view holds none of the nodes made so far (a jump to a step that
+      // added none): look at the latest one.
+      if (drawn.cull && !drawn.drawn && drawn.shown) camera.reveal([drawn.order[drawn.shown - 1]], fit);
+    } else if (!listing.hidden) {
+      scrollIntoPane(p.body, [...listing.querySelectorAll("li.dl-new")]);
+    }
   }
 
   function paintListing(shown, fresh, i) {
@@ -219,7 +230,8 @@ export function graphPane() {
  * and name each renamed node as it was then. */
 function paintDrawing(d, c, i, shown, fresh, flashed) {
   const lo = Math.min(d.shown, shown), hi = Math.max(d.shown, shown);
-  for (let r = lo; r < hi; r++) {
+  d.step = i;
+  for (let r = lo; r < hi && !d.cull; r++) {   // a culled drawing is put in the page by cull()
     const display = r < shown ? "" : "none";
     if (r < shown) d.ensure(r);
     const el = d.nodeEls[d.order[r]];
@@ -230,6 +242,7 @@ function paintDrawing(d, c, i, shown, fresh, flashed) {
   const mark = (k, cls) => ({
     key: `${cls}${k}`,
     make: () => {
+      if (d.cull) d.ensure(d.rank[k]);
       const el = d.outlines[k] ? d.outlines[k].cloneNode(false) : svgElement("g");
       el.setAttribute("class", cls);
       el.setAttribute("data-node", k);
@@ -237,9 +250,5 @@ function paintDrawing(d, c, i, shown, fresh, flashed) {
     },
   });
   sync(d.marks, [...fresh.map((k) => mark(k, "dl-new")), ...(flashed != null ? [mark(flashed, "dl-flash")] : [])]);
-  for (const r of d.renamed) {
-    const name = nameAt(r.node, i);
-    const text = name === r.node.name ? r.line : name;
-    if (r.text.textContent !== text) r.text.textContent = text;
-  }
+  if (!d.cull) for (const r of d.renamed) renameAt(r, i);
 }

@@ -1,0 +1,57 @@
+// Culling a big drawing (panes/graph.js makes it; zoom.js says where the camera looks):
+// only the nodes near the part of the drawing the pane shows, and their edges, are in the
+// page, at most MAX_DRAWN of them, so a 20,000-node graph costs a step and a pan what a
+// small one does. The rest are made when first needed and kept out of the page.
+
+import { nameAt } from "./recording.js";
+
+const MAX_DRAWN = 2500;
+
+/** The culling of a big drawing: `cull([x0, y0, x1, y1])`, the part of the drawing (in its
+ * units) the pane shows, keeps in the page the revealed nodes near it and their edges (an
+ * edge is near where the box of its two ends is), each named as it was at step d.step. */
+export function culler(d, edgesAt, edgeLayer, nodeLayer) {
+  const inPage = new Uint8Array(d.order.length);
+  let kept = [];   // the ranks in the page
+  const near = (b, v) => b && b[2] >= v[0] && b[0] <= v[2] && b[3] >= v[1] && b[1] <= v[3];
+  const ends = (e) => {
+    const a = d.box(e.tail), b = d.box(e.head);
+    return a && b ? [Math.min(a[0], b[0]), Math.min(a[1], b[1]), Math.max(a[2], b[2]), Math.max(a[3], b[3])] : a || b;
+  };
+  return (view) => {
+    const mx = (view[2] - view[0]) * 0.5, my = (view[3] - view[1]) * 0.5;   // half a pane around it
+    const v = [view[0] - mx, view[1] - my, view[2] + mx, view[3] + my];
+    const want = [];
+    for (let r = 0; r < d.shown && want.length < MAX_DRAWN; r++) {
+      if (near(d.box(d.order[r]), v) || edgesAt[r].some((e) => near(ends(e), v))) want.push(r);
+    }
+    const wanted = new Uint8Array(d.order.length);
+    for (const r of want) wanted[r] = 1;
+    for (const r of kept) {
+      if (wanted[r]) continue;
+      inPage[r] = 0;
+      const el = d.nodeEls[d.order[r]];
+      if (el) el.remove();
+      for (const e of d.edgeEls[r]) e.remove();
+    }
+    for (const r of want) {
+      if (inPage[r]) continue;
+      inPage[r] = 1;
+      d.ensure(r);
+      const el = d.nodeEls[d.order[r]];
+      if (el) { el.style.display = ""; nodeLayer.append(el); }
+      for (const e of d.edgeEls[r]) { e.style.display = ""; edgeLayer.append(e); }
+    }
+    kept = want;
+    d.drawn = want.length;
+    for (const r of kept) renameAt(d.renamedOf[r], d.step);
+  };
+}
+
+/** A renamed node's label as it was at step i. */
+export function renameAt(r, i) {
+  if (!r) return;
+  const name = nameAt(r.node, i);
+  const text = name === r.node.name ? r.line : name;
+  if (r.text.textContent !== text) r.text.textContent = text;
+}
