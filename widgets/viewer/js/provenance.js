@@ -186,7 +186,11 @@ export function linkedPanes(root) {
     clear();
     if (!target || !view || !view.c || !target.el.isConnected) { target = null; return; }
     const c = view.c, p = peersOf(c, view.i, target.what);
-    const add = (el) => { if (el !== target.el) { el.classList.add("dl-peer"); marked.push(el); } };
+    const add = (el) => {   // not what is pointed at, nor the graph's own marks of new and followed nodes
+      if (el === target.el || el.closest(".dl-marks")) return;
+      el.classList.add("dl-peer");
+      marked.push(el);
+    };
     for (const k of p.nodes) root.querySelectorAll(`[data-node="${k}"]`).forEach(add);
     for (const g of p.guards) root.querySelectorAll(`[data-guard-row="${g}"]`).forEach(add);
     for (const id of p.vars) root.querySelectorAll(`[data-var="${id}"]`).forEach(add);

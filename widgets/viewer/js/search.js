@@ -7,7 +7,7 @@
 // searchIndex and searchCompile are pure (node tests them, tests/js/search.test.mjs).
 
 import { guardStep, lastStep, memo, nodeStep } from "./recording.js";
-import { h, plural } from "./dom.js";
+import { h } from "./dom.js";
 import { guardReading, readableSource } from "./panes/guards.js";
 
 export const SEARCH_RESULTS = 12;   // results listed; the rest are counted
@@ -120,10 +120,10 @@ export function searchBox(root) {
       "data-node": e.type === "node" ? e.k : null,
       "data-local": e.type === "local" ? e.k : null, "data-at": e.type === "local" ? e.step : null,
       title: `go to step ${e.step}${e.after ? " (installed after tracing: shown from the last step)" : ""}`,
-    }, h("span", { class: "dl-tag" }, e.type), " ", h("code", null, e.label), " ",
-    h("span", { class: "dl-dim" }, `${e.detail} · step ${e.step}`)));
+    }, h("span", { class: "dl-tag" }, e.type), h("code", { class: "dl-result-label" }, e.label),
+    h("span", { class: "dl-dim dl-result-detail" }, e.detail), h("span", { class: "dl-dim dl-result-step" }, `step ${e.step}`)));
     const said = !input.value.trim() ? [] : !total ? [h("li", { class: "dl-faint", role: "presentation" }, "nothing in this compile matches")] :
-      total > items.length ? [h("li", { class: "dl-faint", role: "presentation" }, `… ${plural(total - items.length, "more match")}: type more to narrow`)] : [];
+      total > items.length ? [h("li", { class: "dl-faint", role: "presentation" }, `… and ${total - items.length} more: type more to narrow`)] : [];
     list.replaceChildren(...items, ...said);
     const open = !!input.value.trim();
     list.hidden = !open;

@@ -243,9 +243,11 @@ function guardItem(c, k, { isNew = false, flashed = null, i = 0, asWritten = fal
         r.parts.map((p) => (typeof p === "string" ? p : h("span", { class: "dl-id", title: p.title }, p.chip)));
       const tip = [step != null ? `installed at step ${step}${linked ? ": click (or Enter) to go there" : ""}` : null,
         `as Dynamo wrote it: ${g.text}`].filter(Boolean).join("\n");
+      // The check is cut at a few lines (all of it in the tooltip, and when focused), so a
+      // new guard fits a small pane.
       return h("li", { "data-guard": step != null ? k : null, "data-guard-row": k, tabindex: 0, title: tip },
-        h("span", { class: "dl-guard-kind", "data-help-guard": r.kind, tabindex: 0 }, r.kind),
-        asWritten ? check : [r.parts.length ? " " : "", check],
+        h("span", { class: "dl-check" }, h("span", { class: "dl-guard-kind", "data-help-guard": r.kind, tabindex: 0 }, r.kind),
+          asWritten ? check : [r.parts.length ? " " : "", check]),
         where.length ? h("span", { class: "dl-where" }, where.join(" · ")) : null);
     },
   };
@@ -368,7 +370,10 @@ export function guardsPane() {
       badge(null);
       return;
     }
-    const below = scrollIntoPane(p.body, marked);
+    // The first one's group heading comes into view with them where all of them fit.
+    const head = marked[0].closest("details.dl-group");
+    let below = head ? scrollIntoPane(p.body, [head.firstElementChild, ...marked]) : 1;
+    if (below) below = scrollIntoPane(p.body, marked);
     badge(below && !flashed.length ? `${plural(below, "more new guard")} ↓` : null);
   }
 
