@@ -89,3 +89,18 @@ def test_smoke_report_ends_with_every_target(report: str) -> None:
         _rows(report, "### 1. Recording overhead")) // 2
     assert "viewer median ms" in targets and "viewer worst ms" in targets
     assert all(row[3] in ("yes", "NO") for row in _rows(report, "### Targets"))
+
+
+def test_collector_bench_counts_each_generation_in_both_variants() -> None:
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "collector.py"), "gpt-1",
+                           "--rounds", "1"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = [[c.strip() for c in line.strip("|").split("|")]
+            for line in proc.stdout.splitlines()[2:] if line.startswith("|")]
+    assert [r[1] for r in rows] == ["plain", "recorded"]
+    for _, _, wall, counts, seconds in rows:
+        assert _number(wall) > 0
+        gens = [int(n) for n in counts.split(" / ")]
+        assert len(gens) == 3 and gens[0] > 0  # a compile allocates: young collections ran
+        assert len(seconds.split(" / ")) == 3
