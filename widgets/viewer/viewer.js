@@ -67,8 +67,10 @@ export function compileTitle(titles, c, k) {
   return (titles || [])[k] || `[${c.compile_id}] ${c.code_name}`;
 }
 
-function sameFrame(a, b) {
-  return a.code === b.code && JSON.stringify(a.inline_stack) === JSON.stringify(b.inline_stack);
+function sameFrame(a, b) {   // the same code, called from the same chain of [name, line]
+  const x = a.inline_stack, y = b.inline_stack;
+  if (a.code !== b.code || x.length !== y.length) return false;
+  return x === y || x.every((p, j) => p[0] === y[j][0] && p[1] === y[j][1]);
 }
 
 /** For each step, the previous step of the same frame (null where a frame begins).
@@ -1201,7 +1203,8 @@ export function navigate(action, c, i) {
 // or the restart is, where inlined calls run, and where the current line ran. A click goes
 // to the marked step under the pointer (navigation.js says which); the pointer's step is
 // the strip's tooltip. Drawn on a canvas, so a 140,000-step compile costs what 12 do:
-// the marks are drawn once per compile and width, each step redraws the cursor and the
+// the marks are drawn once per compile and width (a frame after the compile is first
+// shown, so they never hold up its first paint), each step redraws the cursor and the
 // current line's runs over them.
 
 const HEIGHT = 12;   // CSS px; the lanes, top to bottom: nodes, guards, inlined calls, this line
@@ -1226,7 +1229,7 @@ function stepTip(c, j) {
 export function timeline() {
   const canvas = h("canvas", { class: "dl-timeline-canvas", width: 1, height: 1 });
   const el = h("div", { class: "dl-timeline", role: "img" }, canvas);
-  let c = null, i = 0, width = 0, base = null, colours = null, theme = null, runs = null;
+  let c = null, i = 0, width = 0, base = null, colours = null, theme = null, runs = null, later = 0, due = false;
 
   function themeKey() {
     const dark = typeof matchMedia === "function" && matchMedia("(prefers-color-scheme: dark)").matches;
@@ -1246,6 +1249,7 @@ export function timeline() {
 
   /** The marks of the whole compile, drawn once per compile, width and theme. */
   function drawBase() {
+    describe();
     const dpr = (typeof devicePixelRatio === "number" && devicePixelRatio) || 1;
     base = document.createElement("canvas");
     base.width = Math.round(width * dpr);
@@ -1298,6 +1302,10 @@ export function timeline() {
 
   function draw() {
     if (!c || !width || !c.steps.length) return;
+    if (!base && !due) {   // the marks of a compile just shown: in the frame after this one
+      if (!later) later = requestAnimationFrame(() => requestAnimationFrame(() => { later = 0; due = true; draw(); }));
+      return;
+    }
     const key = themeKey();
     if (!colours || key !== theme) {
       theme = key;
@@ -1354,8 +1362,12 @@ export function timeline() {
   function selectCompile(compile) {
     c = compile.c;
     base = runs = null;
+    due = false;
     el.hidden = !c || !c.steps.length;
-    if (!c) return;
+  }
+
+  /** What the strip says to a screen reader: how many steps of each kind it marks. */
+  function describe() {
     const marks = timelineMarks(c);
     let nodes = 0, guards = 0, calls = 0;
     for (const m of marks) {
@@ -1826,7 +1838,7 @@ export function guardSections(c, i, filter = "", flashed = null) {
   const groups = guardGroups(c);
   const installed = groups.stepped.slice(0, guardsAt(c, i)).reverse();
   const keep = (ks) => ks.filter((k) => guardMatches(c, k, words));
-  const recent = new Set([...view.shown.map((g) => g.k), ...view.after]);
+  const recent = new Set([...view.shown.map((g) => g.k), ...view.after.slice(-RECENT_GUARDS)]);
   if (flashed != null) recent.add(flashed);
   const mark = (list) => list.map((grp) => ({ ...grp, open: words.length > 0 || grp.guards.some((k) => recent.has(k)) }));
   const after = mark(grouped(c, keep([...view.after].reverse())));
@@ -1888,7 +1900,13 @@ export function guardsPane() {
   });
   const count = h("span", { class: "dl-dim dl-guard-count", role: "status" });
   const written = h("input", { type: "checkbox", class: "dl-as-written" });
-  const bar = h("div", { class: "dl-guard-bar" }, input, count,
+  // Why a restarted attempt's guards read otherwise than the kept attempt's, said in one line.
+  const why = h("span", {
+    class: "dl-tag dl-guard-why", hidden: true, tabindex: 0,
+    title: "Dynamo restarted this attempt and never compiled it, so it built no guard tree: each guard here is " +
+      "its kind and the source it guards. The attempt that was kept shows each as the check it runs.",
+  }, "restarted: kind and source only");
+  const bar = h("div", { class: "dl-guard-bar" }, input, why, count,
     h("label", { class: "dl-dim", title: "show each guard exactly as Dynamo wrote it" }, written, " as written"));
   p.el.insertBefore(bar, p.body);
   let last = null;          // the view painted last, to paint again when the filter changes
@@ -1953,6 +1971,7 @@ export function guardsPane() {
     setTitle(p, `${k}|${s.total}|${s.fresh}`, () =>
       ["Guards ", h("span", { class: "dl-dim" }, `· ${s.total} so far (${s.ambientCount} ambient)` +
         (s.fresh ? ` · ${s.fresh} new` : ""), " · by value, newest first")]);
+    why.hidden = !s.restarted;
     const said = s.filtering ? `${s.matched} of ${s.total} match` : "";
     if (count.textContent !== said) count.textContent = said;
     const section = (name, groups) => groups.map((grp) => ({
@@ -1961,8 +1980,6 @@ export function guardsPane() {
     }));
     const ambient = part(p, "ambient", () => h("details", { class: "dl-ambient" }, h("summary"), h("ul", { class: "dl-list" })));
     sync(p.body, [
-      s.restarted ? textRow("dl-guard-why", "Dynamo restarted this attempt and never compiled it, so it built no guard tree: " +
-        "each guard here is its kind and the source it guards. The attempt that was kept shows each as the check it runs.") : null,
       s.after.length ? textRow("dl-subtitle", "Installed after tracing, when the graph was compiled") : null,
       ...section("after", s.after),
       s.after.length && s.traced.length ? textRow("dl-subtitle", "Installed while tracing") : null,

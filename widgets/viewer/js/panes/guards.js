@@ -201,7 +201,7 @@ export function guardSections(c, i, filter = "", flashed = null) {
   const groups = guardGroups(c);
   const installed = groups.stepped.slice(0, guardsAt(c, i)).reverse();
   const keep = (ks) => ks.filter((k) => guardMatches(c, k, words));
-  const recent = new Set([...view.shown.map((g) => g.k), ...view.after]);
+  const recent = new Set([...view.shown.map((g) => g.k), ...view.after.slice(-RECENT_GUARDS)]);
   if (flashed != null) recent.add(flashed);
   const mark = (list) => list.map((grp) => ({ ...grp, open: words.length > 0 || grp.guards.some((k) => recent.has(k)) }));
   const after = mark(grouped(c, keep([...view.after].reverse())));
@@ -263,7 +263,13 @@ export function guardsPane() {
   });
   const count = h("span", { class: "dl-dim dl-guard-count", role: "status" });
   const written = h("input", { type: "checkbox", class: "dl-as-written" });
-  const bar = h("div", { class: "dl-guard-bar" }, input, count,
+  // Why a restarted attempt's guards read otherwise than the kept attempt's, said in one line.
+  const why = h("span", {
+    class: "dl-tag dl-guard-why", hidden: true, tabindex: 0,
+    title: "Dynamo restarted this attempt and never compiled it, so it built no guard tree: each guard here is " +
+      "its kind and the source it guards. The attempt that was kept shows each as the check it runs.",
+  }, "restarted: kind and source only");
+  const bar = h("div", { class: "dl-guard-bar" }, input, why, count,
     h("label", { class: "dl-dim", title: "show each guard exactly as Dynamo wrote it" }, written, " as written"));
   p.el.insertBefore(bar, p.body);
   let last = null;          // the view painted last, to paint again when the filter changes
@@ -328,6 +334,7 @@ export function guardsPane() {
     setTitle(p, `${k}|${s.total}|${s.fresh}`, () =>
       ["Guards ", h("span", { class: "dl-dim" }, `· ${s.total} so far (${s.ambientCount} ambient)` +
         (s.fresh ? ` · ${s.fresh} new` : ""), " · by value, newest first")]);
+    why.hidden = !s.restarted;
     const said = s.filtering ? `${s.matched} of ${s.total} match` : "";
     if (count.textContent !== said) count.textContent = said;
     const section = (name, groups) => groups.map((grp) => ({
@@ -336,8 +343,6 @@ export function guardsPane() {
     }));
     const ambient = part(p, "ambient", () => h("details", { class: "dl-ambient" }, h("summary"), h("ul", { class: "dl-list" })));
     sync(p.body, [
-      s.restarted ? textRow("dl-guard-why", "Dynamo restarted this attempt and never compiled it, so it built no guard tree: " +
-        "each guard here is its kind and the source it guards. The attempt that was kept shows each as the check it runs.") : null,
       s.after.length ? textRow("dl-subtitle", "Installed after tracing, when the graph was compiled") : null,
       ...section("after", s.after),
       s.after.length && s.traced.length ? textRow("dl-subtitle", "Installed while tracing") : null,
