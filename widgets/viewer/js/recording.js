@@ -62,8 +62,10 @@ export function compileTitle(titles, c, k) {
   return (titles || [])[k] || `[${c.compile_id}] ${c.code_name}`;
 }
 
-function sameFrame(a, b) {
-  return a.code === b.code && JSON.stringify(a.inline_stack) === JSON.stringify(b.inline_stack);
+function sameFrame(a, b) {   // the same code, called from the same chain of [name, line]
+  const x = a.inline_stack, y = b.inline_stack;
+  if (a.code !== b.code || x.length !== y.length) return false;
+  return x === y || x.every((p, j) => p[0] === y[j][0] && p[1] === y[j][1]);
 }
 
 /** For each step, the previous step of the same frame (null where a frame begins).

@@ -3,10 +3,11 @@
 // or the restart is, where inlined calls run, and where the current line ran. A click goes
 // to the marked step under the pointer (navigation.js says which); the pointer's step is
 // the strip's tooltip. Drawn on a canvas, so a 140,000-step compile costs what 12 do:
-// the marks are drawn once per compile and width, each step redraws the cursor and the
+// the marks are drawn once per compile and width (a frame after the compile is first
+// shown, so they never hold up its first paint), each step redraws the cursor and the
 // current line's runs over them.
 
-import { MARK, columnSteps, lineRuns, stepAtColumn, timelineMarks } from "./navigation.js";
+import { MARK, lineRuns, stepAtColumn, timelineBins, timelineMarks } from "./navigation.js";
 import { instructionOf, lastStep } from "./recording.js";
 import { h, plural } from "./dom.js";
 
@@ -32,7 +33,7 @@ function stepTip(c, j) {
 export function timeline() {
   const canvas = h("canvas", { class: "dl-timeline-canvas", width: 1, height: 1 });
   const el = h("div", { class: "dl-timeline", role: "img" }, canvas);
-  let c = null, i = 0, width = 0, base = null, colours = null, theme = null, runs = null;
+  let c = null, i = 0, width = 0, base = null, colours = null, theme = null, runs = null, later = 0, due = false;
 
   function themeKey() {
     const dark = typeof matchMedia === "function" && matchMedia("(prefers-color-scheme: dark)").matches;
@@ -52,6 +53,7 @@ export function timeline() {
 
   /** The marks of the whole compile, drawn once per compile, width and theme. */
   function drawBase() {
+    describe();
     const dpr = (typeof devicePixelRatio === "number" && devicePixelRatio) || 1;
     base = document.createElement("canvas");
     base.width = Math.round(width * dpr);
@@ -68,17 +70,13 @@ export function timeline() {
       ctx.fillStyle = colour;
       ctx.fillRect(Math.min(x, width - 2), 0, 2, HEIGHT);
     };
+    const bins = n < width ? null : timelineBins(c, width);   // per column, the OR of its steps' marks
     const each = (draw) => {   // every column (or every step, if there are fewer steps)
-      if (n < width) {
+      if (!bins) {
         const band = width / n, tick = Math.max(2, Math.min(4, band - 1));
         for (let j = 0; j < n; j++) draw(marks[j], (j + 0.5) * band - tick / 2, tick, band);
       } else {
-        for (let x = 0; x < width; x++) {
-          const [lo, hi] = columnSteps(n, width, x);
-          let m = 0;
-          for (let j = lo; j < hi; j++) m |= marks[j];
-          draw(m, x, 1, 1);
-        }
+        for (let x = 0; x < width; x++) draw(bins[x], x, 1, 1);
       }
     };
     each((m, x, w, band) => {
@@ -108,6 +106,10 @@ export function timeline() {
 
   function draw() {
     if (!c || !width || !c.steps.length) return;
+    if (!base && !due) {   // the marks of a compile just shown: in the frame after this one
+      if (!later) later = requestAnimationFrame(() => requestAnimationFrame(() => { later = 0; due = true; draw(); }));
+      return;
+    }
     const key = themeKey();
     if (!colours || key !== theme) {
       theme = key;
@@ -164,8 +166,13 @@ export function timeline() {
   function selectCompile(compile) {
     c = compile.c;
     base = runs = null;
+    due = false;
     el.hidden = !c || !c.steps.length;
-    if (!c) return;
+  }
+
+
+  /** What the strip says to a screen reader: how many steps of each kind it marks. */
+  function describe() {
     const marks = timelineMarks(c);
     let nodes = 0, guards = 0, calls = 0;
     for (const m of marks) {
