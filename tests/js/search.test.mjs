@@ -6,7 +6,8 @@ import assert from "node:assert/strict";
 import { recording, compileById, source } from "./load.mjs";
 
 const { searchCompile, searchIndex, SEARCH_RESULTS } = await source("search.js");
-const { guardReading, guardSections, sourceGroup, readableSource, MAX_GROUPS } = await source("panes/guards.js");
+const { guardReading, sourceGroup, readableSource } = await source("guards.js");
+const { guardSections, MAX_GROUPS } = await source("panes/guards.js");
 const { peersOf } = await source("provenance.js");
 const { guardStep, lastStep, nodeStep } = await source("recording.js");
 

@@ -1529,6 +1529,7 @@ export function controls(rec, titles, compareMode) {
     slider.max = String(lastStep(c));
     slider.disabled = goto.disabled = !c.steps.length;
     goto.placeholder = c.steps.length ? `go to 0–${lastStep(c)}` : "go to step";
+    goto.style.width = `${goto.placeholder.length + 1}ch`;   // the range always readable
     strip.selectCompile({ c, k });
   }
 
@@ -1588,69 +1589,13 @@ export function controls(rec, titles, compareMode) {
   return { bar, menu, steps, jumps, buttons, selector, slider, speed, goto, selectCompile, paint, disable, act };
 }
 
-// ---- js/scroll.js ----------------------------------------------------------------------------
+// ---- js/guards.js ----------------------------------------------------------------------------
 
-// Keeping what a step changed in view: each pane scrolls inside itself (never the page,
-// never the notebook around it) to its current row or what the step added, and where
-// not all of it fits, a badge in the pane says how much more is below ("3 new guards ↓").
-//
-// The Viewer paints every pane first and only then asks each to `reveal`, so the page is
-// laid out once per step: every read here comes after every write of the paint.
-
-/** Scroll `body` (a pane's scrolling box) so that the elements `els` are in view: all of
- * them if they fit, else the first ones from the top. `centre` puts a single row in the
- * middle when it has to move. Returns how many of `els` stay below the visible area. */
-export function scrollIntoPane(body, els, { centre = false } = {}) {
-  const targets = els.filter((el) => el && el.isConnected);
-  if (!targets.length || !body.clientHeight) return 0;
-  const box = body.getBoundingClientRect();
-  const rects = targets.map((el) => el.getBoundingClientRect());
-  const top = Math.min(...rects.map((r) => r.top)) - box.top + body.scrollTop;
-  const bottom = Math.max(...rects.map((r) => r.bottom)) - box.top + body.scrollTop;
-  const view = body.clientHeight;
-  const from = body.scrollTop, to = from + view;
-  let next = from;
-  if (bottom - top > view - 8) next = top - 4;                           // the first ones, from the top
-  else if (top < from || bottom > to) next = centre ? (top + bottom - view) / 2 : (top < from ? top - 4 : bottom - view + 4);
-  next = Math.max(0, Math.min(next, body.scrollHeight - view));
-  if (Math.abs(next - from) >= 1) body.scrollTop = next;
-  const end = next + view;
-  return rects.filter((r) => r.bottom - box.top + from > end + 1).length;
-}
-
-/** The badge of a pane that says how many of the new entries are below its fold, and
- * scrolls to them when clicked. `say(n)` is the text for n entries (null hides it). */
-export function belowBadge(paneEl, body) {
-  const badge = h("button", { class: "dl-below", type: "button", hidden: true, title: "scroll down to them" });
-  badge.addEventListener("click", (e) => {
-    e.stopPropagation();
-    body.scrollTop += body.clientHeight * 0.8;
-  });
-  paneEl.append(badge);
-  return (text) => {
-    if (text == null) {
-      if (!badge.hidden) badge.hidden = true;
-      return;
-    }
-    if (badge.textContent !== text) badge.textContent = text;
-    if (badge.hidden) badge.hidden = false;
-  };
-}
-
-// ---- js/panes/guards.js ----------------------------------------------------------------------
-
-// The guards pane: the guards installed so far, grouped by the value they guard (`L['x']`,
-// `L['self'].fc1`, a global, the ambient state), newest first, the new ones marked and
-// scrolled into view (a badge counts those below the fold), with a filter. Each guard is
-// said as a person reads it: its kind once (the kind Dynamo installed, as the caption and
-// a restarted attempt say it too), its check with object ids named as what they identify
-// (`builtins.len is builtin len`), module paths as a program writes them; Dynamo's exact
-// text is its tooltip and what "as written" shows. A guard links (`data-guard`) to the
-// step that installed it; every row carries `data-guard-row` for the linked panes.
-
-export const RECENT_GUARDS = 40;     // the newest guards, whose groups are open
-export const GROUP_ROWS = 40;        // guards listed in one group; older ones counted
-export const MAX_GROUPS = 150;       // groups listed; the rest are counted (the filter finds them)
+// Guards as a person reads them: the value a guard is about (its group), its check with
+// object ids named as what they identify, module paths as a program writes them, one kind
+// name for it everywhere (the kind Dynamo installed), and whether it matches a filter.
+// Pure functions of the recording (no DOM): the guards pane, search and the linked panes
+// read guards through them.
 
 // -- a source as a person reads it ---------------------------------------------------------
 
@@ -1790,243 +1735,6 @@ export function guardMatches(c, k, words) {
 
 export function filterWords(filter) {
   return String(filter || "").toLowerCase().split(/\s+/).filter(Boolean);
-}
-
-// -- what the pane shows at a step ----------------------------------------------------------
-
-/** The guards listed at step i, newest first: those added after tracing (at the last
- * step), the recent ones the code installed, how many earlier ones are only counted, and
- * the ambient ones (folded). */
-export function guardsView(c, i) {
-  const groups = guardGroups(c);
-  const n = guardsAt(c, i);
-  const atEnd = !c.steps.length || i === lastStep(c);
-  const installed = groups.stepped.slice(0, n);
-  const shown = installed.slice(-RECENT_GUARDS).reverse();
-  // A step that installs more guards than are listed still lists every one of its own.
-  let k = installed.length - shown.length - 1;
-  while (k >= 0 && c.steps.length > 0 && c.guard_details[installed[k]].step === i) shown.push(installed[k--]);
-  return {
-    ambient: groups.ambient,
-    earlier: k + 1,
-    shown: shown.map((g) => ({ k: g, isNew: c.steps.length > 0 && c.guard_details[g].step === i })),
-    after: atEnd ? groups.after : [],
-    total: groups.ambient.length + n + (atEnd ? groups.after.length : 0),
-  };
-}
-
-/** Guards (newest first) into groups by the value they guard, each group newest first,
- * the groups in order of their newest guard. */
-function grouped(c, ks) {
-  const byKey = new Map();
-  for (const k of ks) {
-    const r = guardReading(c, k);
-    let grp = byKey.get(r.group.key);
-    if (!grp) byKey.set(r.group.key, (grp = { ...r.group, guards: [] }));
-    grp.guards.push(k);
-  }
-  return [...byKey.values()];
-}
-
-/** The pane's sections at step i for a filter: {after, traced, ambient} (each a list of
- * groups {key, label, scope, guards (newest first), open}), how many guards there are and
- * match, and how many groups are left out past MAX_GROUPS. `open`: the groups of the
- * recent guards (and of a followed one, `flashed`) are open; with a filter, every one. */
-export function guardSections(c, i, filter = "", flashed = null) {
-  const view = guardsView(c, i);
-  const words = filterWords(filter);
-  const groups = guardGroups(c);
-  const installed = groups.stepped.slice(0, guardsAt(c, i)).reverse();
-  const keep = (ks) => ks.filter((k) => guardMatches(c, k, words));
-  const recent = new Set([...view.shown.map((g) => g.k), ...view.after.slice(-RECENT_GUARDS)]);
-  if (flashed != null) recent.add(flashed);
-  const mark = (list) => list.map((grp) => ({ ...grp, open: words.length > 0 || grp.guards.some((k) => recent.has(k)) }));
-  const after = mark(grouped(c, keep([...view.after].reverse())));
-  let traced = mark(grouped(c, keep(installed)));
-  let left = 0;
-  if (traced.length > MAX_GROUPS) {
-    const cut = traced.slice(MAX_GROUPS);
-    traced = traced.slice(0, MAX_GROUPS);
-    // A followed guard's group is listed whatever its age.
-    const followed = flashed != null ? cut.find((grp) => grp.guards.includes(flashed)) : null;
-    if (followed) traced.push(followed);
-    left = cut.length - (followed ? 1 : 0);
-  }
-  const ambient = keep(view.ambient);
-  const matched = after.concat(traced).reduce((n, grp) => n + grp.guards.length, 0) + ambient.length;
-  return {
-    after, traced, ambient, left, total: view.total, fresh: view.shown.filter((g) => g.isNew).length,
-    ambientCount: view.ambient.length, matched, filtering: words.length > 0,
-    restarted: c.outcome === "restarted" || (!c.guard_tree && c.guard_details.some((g) => !g.ambient)),
-  };
-}
-
-// -- painting ----------------------------------------------------------------------------------
-
-/** One guard as a row: its kind, its check as read, and where and when it was installed. */
-function guardItem(c, k, { isNew = false, flashed = null, i = 0, asWritten = false } = {}) {
-  const g = c.guard_details[k];
-  const r = guardReading(c, k);
-  const step = guardStep(c, k);
-  const linked = step != null && step !== i;
-  return {
-    key: `g${k}${asWritten ? "w" : ""}`,
-    cls: [isNew ? "dl-new" : "", step != null ? "dl-linked" : "", flashed === k ? "dl-flash" : ""].join(" ").trim(),
-    make: () => {
-      const where = [];
-      if (g.step != null) where.push(`step ${g.step}`);
-      if (g.lineno) where.push(`line ${g.lineno}${g.line ? `: ${g.line}` : ""}${g.code_name ? ` (in ${g.code_name})` : ""}`);
-      const check = asWritten ? [" ", g.text] :
-        r.parts.map((p) => (typeof p === "string" ? p : h("span", { class: "dl-id", title: p.title }, p.chip)));
-      const tip = [step != null ? `installed at step ${step}${linked ? ": click (or Enter) to go there" : ""}` : null,
-        `as Dynamo wrote it: ${g.text}`].filter(Boolean).join("\n");
-      // The check is cut at a few lines (all of it in the tooltip, and when focused), so a
-      // new guard fits a small pane.
-      return h("li", { "data-guard": step != null ? k : null, "data-guard-row": k, tabindex: 0, title: tip },
-        h("span", { class: "dl-check" }, h("span", { class: "dl-guard-kind", "data-help-guard": r.kind, tabindex: 0 }, r.kind),
-          asWritten ? check : [r.parts.length ? " " : "", check]),
-        where.length ? h("span", { class: "dl-where" }, where.join(" · ")) : null);
-    },
-  };
-}
-
-/** The pane. view: {c, k, i, flash ({guard} when a link led here)}. */
-export function guardsPane() {
-  const p = pane("dl-guards", "Guards");
-  const badge = belowBadge(p.el, p.body);
-  const input = h("input", {
-    class: "dl-guard-filter", type: "search", placeholder: "filter guards: source, kind or check",
-    "aria-label": "filter the guards by source, kind or check", spellcheck: "false",
-  });
-  const count = h("span", { class: "dl-dim dl-guard-count", role: "status" });
-  const written = h("input", { type: "checkbox", class: "dl-as-written" });
-  // Why a restarted attempt's guards read otherwise than the kept attempt's, said in one line.
-  const why = h("span", {
-    class: "dl-tag dl-guard-why", hidden: true, tabindex: 0,
-    title: "Dynamo restarted this attempt and never compiled it, so it built no guard tree: each guard here is " +
-      "its kind and the source it guards. The attempt that was kept shows each as the check it runs.",
-  }, "restarted: kind and source only");
-  const bar = h("div", { class: "dl-guard-bar" }, input, why, count,
-    h("label", { class: "dl-dim", title: "show each guard exactly as Dynamo wrote it" }, written, " as written"));
-  p.el.insertBefore(bar, p.body);
-  let last = null;          // the view painted last, to paint again when the filter changes
-  let groupEls = new Map(); // group key -> its element, kept per compile
-  const chosen = new Map(); // group key -> open or closed, as the learner chose
-  let filterTimer = null;
-
-  input.addEventListener("input", () => {
-    clearTimeout(filterTimer);
-    filterTimer = setTimeout(() => { if (last) { paint(last); reveal(); } }, 80);
-  });
-  input.addEventListener("keydown", (e) => {
-    e.stopPropagation();   // typing is the filter's, not the viewer's keys (nor JupyterLab's)
-    if (e.key === "Escape") {
-      if (input.value) { input.value = ""; if (last) paint(last); } else p.el.closest(".dl-viewer")?.focus({ preventScroll: true });
-    }
-  });
-  written.addEventListener("change", () => { if (last) paint(last); });   // rows are keyed by the form they show
-
-  function groupEl(name, grp) {
-    let el = groupEls.get(`${name}:${grp.key}`);
-    if (!el) {
-      const head = h("summary", { class: "dl-group-head", title: grp.key },
-        h("code", { class: "dl-group-label" }, grp.label),
-        grp.scope === "global" ? h("span", { class: "dl-tag" }, "global") : null,
-        " ", h("span", { class: "dl-dim dl-group-count" }));
-      const list = h("ul", { class: "dl-list" });
-      el = h("details", { class: "dl-group", "data-guard-group": grp.key }, head, list);
-      el.__dl = { list, count: head.lastChild, wanted: null };
-      el.addEventListener("toggle", () => {
-        if (el.open !== el.__dl.wanted) { chosen.set(grp.key, el.open); if (last) paint(last); }
-      });
-      groupEls.set(`${name}:${grp.key}`, el);
-    }
-    return el;
-  }
-
-  function paintGroup(el, grp, c, i, flashed, asWritten) {
-    const d = el.__dl;
-    const fresh = grp.guards.filter((k) => c.guard_details[k].step === i && c.steps.length > 0).length;
-    const n = `· ${plural(grp.guards.length, "guard")}${fresh ? `, ${fresh} new` : ""}`;
-    if (d.count.textContent !== n) d.count.textContent = n;
-    el.classList.toggle("dl-has-new", fresh > 0);
-    const open = chosen.has(grp.key) ? chosen.get(grp.key) : grp.open;
-    d.wanted = open;
-    if (el.open !== open) el.open = open;
-    if (!open) return sync(d.list, []);
-    let ks = grp.guards.slice(0, GROUP_ROWS);
-    if (flashed != null && grp.guards.includes(flashed) && !ks.includes(flashed)) ks = [flashed, ...ks];
-    const rows = ks.map((k) => guardItem(c, k, { isNew: c.steps.length > 0 && c.guard_details[k].step === i, flashed, i, asWritten }));
-    const more = grp.guards.length - ks.length;
-    if (more > 0) rows.push(textRow("dl-more dl-faint", `… ${plural(more, "earlier guard")} on this value`));
-    sync(d.list, rows);
-  }
-
-  function paint(view) {
-    last = view;
-    const { c, k, i, flash } = view;
-    const flashed = flash && flash.guard != null ? flash.guard : null;
-    const asWritten = written.checked;
-    const s = guardSections(c, i, input.value, flashed);
-    setTitle(p, `${k}|${s.total}|${s.fresh}`, () =>
-      ["Guards ", h("span", { class: "dl-dim" }, `· ${s.total} so far (${s.ambientCount} ambient)` +
-        (s.fresh ? ` · ${s.fresh} new` : ""), " · by value, newest first")]);
-    why.hidden = !s.restarted;
-    const said = s.filtering ? `${s.matched} of ${s.total} match` : "";
-    if (count.textContent !== said) count.textContent = said;
-    const section = (name, groups) => groups.map((grp) => ({
-      key: `${name}:${grp.key}`,
-      make: () => groupEl(name, grp),
-    }));
-    const ambient = part(p, "ambient", () => h("details", { class: "dl-ambient" }, h("summary"), h("ul", { class: "dl-list" })));
-    sync(p.body, [
-      s.after.length ? textRow("dl-subtitle", "Installed after tracing, when the graph was compiled") : null,
-      ...section("after", s.after),
-      s.after.length && s.traced.length ? textRow("dl-subtitle", "Installed while tracing") : null,
-      ...section("traced", s.traced),
-      !s.after.length && !s.traced.length ? textRow("dl-faint", s.filtering ? "No guard installed so far matches the filter." :
-        "No guards installed by the traced code yet.") : null,
-      s.left ? textRow("dl-more dl-faint", `… ${plural(s.left, "more value")} with older guards: the filter finds them, the guard tree below lists them all`) : null,
-      s.ambient.length ? { key: "ambient", make: () => ambient } : null,
-    ].filter(Boolean));
-    for (const [name, groups] of [["after", s.after], ["traced", s.traced]]) {
-      for (const grp of groups) paintGroup(groupEl(name, grp), grp, c, i, flashed, asWritten);
-    }
-    if (s.ambient.length) {
-      const summary = `${plural(s.ambient.length, "ambient guard")}: the global state every frame checks, installed before the first instruction`;
-      if (ambient.firstChild.textContent !== summary) ambient.firstChild.textContent = summary;
-      sync(ambient.lastChild, ambient.open ? s.ambient.map((j) => guardItem(c, j, { i, asWritten })) : []);
-      if (!ambient.__dlToggle) {
-        ambient.__dlToggle = true;
-        ambient.addEventListener("toggle", () => { if (last) paint(last); });
-      }
-    }
-  }
-
-  /** After every pane has painted: the followed guard, or the new ones, in view; the
-   * badge says how many new ones stay below. With nothing new the list stays put. */
-  function reveal() {
-    const flashed = [...p.body.querySelectorAll("li.dl-flash")];
-    const marked = flashed.length ? flashed : [...p.body.querySelectorAll("li.dl-new")];
-    if (!marked.length) {
-      badge(null);
-      return;
-    }
-    // The first one's group heading comes into view with them where all of them fit.
-    const head = marked[0].closest("details.dl-group");
-    let below = head ? scrollIntoPane(p.body, [head.firstElementChild, ...marked]) : 1;
-    if (below) below = scrollIntoPane(p.body, marked);
-    badge(below && !flashed.length ? `${plural(below, "more new guard")} ↓` : null);
-  }
-
-  function selectCompile() {
-    resetPane(p);
-    groupEls = new Map();
-    chosen.clear();
-    last = null;
-  }
-
-  return { el: p.el, selectCompile, paint, reveal, filter: input };
 }
 
 // ---- js/provenance.js ------------------------------------------------------------------------
@@ -2645,6 +2353,55 @@ export function captionPane() {
   }
 
   return { el, selectCompile() {}, paint };
+}
+
+// ---- js/scroll.js ----------------------------------------------------------------------------
+
+// Keeping what a step changed in view: each pane scrolls inside itself (never the page,
+// never the notebook around it) to its current row or what the step added, and where
+// not all of it fits, a badge in the pane says how much more is below ("3 new guards ↓").
+//
+// The Viewer paints every pane first and only then asks each to `reveal`, so the page is
+// laid out once per step: every read here comes after every write of the paint.
+
+/** Scroll `body` (a pane's scrolling box) so that the elements `els` are in view: all of
+ * them if they fit, else the first ones from the top. `centre` puts a single row in the
+ * middle when it has to move. Returns how many of `els` stay below the visible area. */
+export function scrollIntoPane(body, els, { centre = false } = {}) {
+  const targets = els.filter((el) => el && el.isConnected);
+  if (!targets.length || !body.clientHeight) return 0;
+  const box = body.getBoundingClientRect();
+  const rects = targets.map((el) => el.getBoundingClientRect());
+  const top = Math.min(...rects.map((r) => r.top)) - box.top + body.scrollTop;
+  const bottom = Math.max(...rects.map((r) => r.bottom)) - box.top + body.scrollTop;
+  const view = body.clientHeight;
+  const from = body.scrollTop, to = from + view;
+  let next = from;
+  if (bottom - top > view - 8) next = top - 4;                           // the first ones, from the top
+  else if (top < from || bottom > to) next = centre ? (top + bottom - view) / 2 : (top < from ? top - 4 : bottom - view + 4);
+  next = Math.max(0, Math.min(next, body.scrollHeight - view));
+  if (Math.abs(next - from) >= 1) body.scrollTop = next;
+  const end = next + view;
+  return rects.filter((r) => r.bottom - box.top + from > end + 1).length;
+}
+
+/** The badge of a pane that says how many of the new entries are below its fold, and
+ * scrolls to them when clicked. `say(n)` is the text for n entries (null hides it). */
+export function belowBadge(paneEl, body) {
+  const badge = h("button", { class: "dl-below", type: "button", hidden: true, title: "scroll down to them" });
+  badge.addEventListener("click", (e) => {
+    e.stopPropagation();
+    body.scrollTop += body.clientHeight * 0.8;
+  });
+  paneEl.append(badge);
+  return (text) => {
+    if (text == null) {
+      if (!badge.hidden) badge.hidden = true;
+      return;
+    }
+    if (badge.textContent !== text) badge.textContent = text;
+    if (badge.hidden) badge.hidden = false;
+  };
 }
 
 // ---- js/panes/source.js ----------------------------------------------------------------------
@@ -3495,6 +3252,258 @@ function paintDrawing(d, c, i, shown, fresh, flashed) {
   if (!d.cull) for (const r of d.renamed) renameAt(r, i);
 }
 
+// ---- js/panes/guards.js ----------------------------------------------------------------------
+
+// The guards pane: the guards installed so far, grouped by the value they guard (`L['x']`,
+// `L['self'].fc1`, a global, the ambient state), newest first, the new ones marked and
+// scrolled into view (a badge counts those below the fold), with a filter. Each guard is
+// said as a person reads it: its kind once (the kind Dynamo installed, as the caption and
+// a restarted attempt say it too), its check with object ids named as what they identify
+// (`builtins.len is builtin len`), module paths as a program writes them; Dynamo's exact
+// text is its tooltip and what "as written" shows. A guard links (`data-guard`) to the
+// step that installed it; every row carries `data-guard-row` for the linked panes.
+
+export const RECENT_GUARDS = 40;     // the newest guards, whose groups are open
+export const GROUP_ROWS = 40;        // guards listed in one group; older ones counted
+export const MAX_GROUPS = 150;       // groups listed; the rest are counted (the filter finds them)
+
+// -- what the pane shows at a step ----------------------------------------------------------
+
+/** The guards listed at step i, newest first: those added after tracing (at the last
+ * step), the recent ones the code installed, how many earlier ones are only counted, and
+ * the ambient ones (folded). */
+export function guardsView(c, i) {
+  const groups = guardGroups(c);
+  const n = guardsAt(c, i);
+  const atEnd = !c.steps.length || i === lastStep(c);
+  const installed = groups.stepped.slice(0, n);
+  const shown = installed.slice(-RECENT_GUARDS).reverse();
+  // A step that installs more guards than are listed still lists every one of its own.
+  let k = installed.length - shown.length - 1;
+  while (k >= 0 && c.steps.length > 0 && c.guard_details[installed[k]].step === i) shown.push(installed[k--]);
+  return {
+    ambient: groups.ambient,
+    earlier: k + 1,
+    shown: shown.map((g) => ({ k: g, isNew: c.steps.length > 0 && c.guard_details[g].step === i })),
+    after: atEnd ? groups.after : [],
+    total: groups.ambient.length + n + (atEnd ? groups.after.length : 0),
+  };
+}
+
+/** Guards (newest first) into groups by the value they guard, each group newest first,
+ * the groups in order of their newest guard. */
+function grouped(c, ks) {
+  const byKey = new Map();
+  for (const k of ks) {
+    const r = guardReading(c, k);
+    let grp = byKey.get(r.group.key);
+    if (!grp) byKey.set(r.group.key, (grp = { ...r.group, guards: [] }));
+    grp.guards.push(k);
+  }
+  return [...byKey.values()];
+}
+
+/** The pane's sections at step i for a filter: {after, traced, ambient} (each a list of
+ * groups {key, label, scope, guards (newest first), open}), how many guards there are and
+ * match, and how many groups are left out past MAX_GROUPS. `open`: the groups of the
+ * recent guards (and of a followed one, `flashed`) are open; with a filter, every one. */
+export function guardSections(c, i, filter = "", flashed = null) {
+  const view = guardsView(c, i);
+  const words = filterWords(filter);
+  const groups = guardGroups(c);
+  const installed = groups.stepped.slice(0, guardsAt(c, i)).reverse();
+  const keep = (ks) => ks.filter((k) => guardMatches(c, k, words));
+  const recent = new Set([...view.shown.map((g) => g.k), ...view.after.slice(-RECENT_GUARDS)]);
+  if (flashed != null) recent.add(flashed);
+  const mark = (list) => list.map((grp) => ({ ...grp, open: words.length > 0 || grp.guards.some((k) => recent.has(k)) }));
+  const after = mark(grouped(c, keep([...view.after].reverse())));
+  let traced = mark(grouped(c, keep(installed)));
+  let left = 0;
+  if (traced.length > MAX_GROUPS) {
+    const cut = traced.slice(MAX_GROUPS);
+    traced = traced.slice(0, MAX_GROUPS);
+    // A followed guard's group is listed whatever its age.
+    const followed = flashed != null ? cut.find((grp) => grp.guards.includes(flashed)) : null;
+    if (followed) traced.push(followed);
+    left = cut.length - (followed ? 1 : 0);
+  }
+  const ambient = keep(view.ambient);
+  const matched = after.concat(traced).reduce((n, grp) => n + grp.guards.length, 0) + ambient.length;
+  return {
+    after, traced, ambient, left, total: view.total, fresh: view.shown.filter((g) => g.isNew).length,
+    ambientCount: view.ambient.length, matched, filtering: words.length > 0,
+    restarted: c.outcome === "restarted" || (!c.guard_tree && c.guard_details.some((g) => !g.ambient)),
+  };
+}
+
+// -- painting ----------------------------------------------------------------------------------
+
+/** One guard as a row: its kind, its check as read, and where and when it was installed. */
+function guardItem(c, k, { isNew = false, flashed = null, i = 0, asWritten = false } = {}) {
+  const g = c.guard_details[k];
+  const r = guardReading(c, k);
+  const step = guardStep(c, k);
+  const linked = step != null && step !== i;
+  return {
+    key: `g${k}${asWritten ? "w" : ""}`,
+    cls: [isNew ? "dl-new" : "", step != null ? "dl-linked" : "", flashed === k ? "dl-flash" : ""].join(" ").trim(),
+    make: () => {
+      const where = [];
+      if (g.step != null) where.push(`step ${g.step}`);
+      if (g.lineno) where.push(`line ${g.lineno}${g.line ? `: ${g.line}` : ""}${g.code_name ? ` (in ${g.code_name})` : ""}`);
+      const check = asWritten ? [" ", g.text] :
+        r.parts.map((p) => (typeof p === "string" ? p : h("span", { class: "dl-id", title: p.title }, p.chip)));
+      const tip = [step != null ? `installed at step ${step}${linked ? ": click (or Enter) to go there" : ""}` : null,
+        `as Dynamo wrote it: ${g.text}`].filter(Boolean).join("\n");
+      // The check is cut at a few lines (all of it in the tooltip, and when focused), so a
+      // new guard fits a small pane.
+      return h("li", { "data-guard": step != null ? k : null, "data-guard-row": k, tabindex: 0, title: tip },
+        h("span", { class: "dl-check" }, h("span", { class: "dl-guard-kind", "data-help-guard": r.kind, tabindex: 0 }, r.kind),
+          asWritten ? check : [r.parts.length ? " " : "", check]),
+        where.length ? h("span", { class: "dl-where" }, where.join(" · ")) : null);
+    },
+  };
+}
+
+/** The pane. view: {c, k, i, flash ({guard} when a link led here)}. */
+export function guardsPane() {
+  const p = pane("dl-guards", "Guards");
+  const badge = belowBadge(p.el, p.body);
+  const input = h("input", {
+    class: "dl-guard-filter", type: "search", placeholder: "filter guards: source, kind or check",
+    "aria-label": "filter the guards by source, kind or check", spellcheck: "false",
+  });
+  const count = h("span", { class: "dl-dim dl-guard-count", role: "status" });
+  const written = h("input", { type: "checkbox", class: "dl-as-written" });
+  // Why a restarted attempt's guards read otherwise than the kept attempt's, said in one line.
+  const why = h("span", {
+    class: "dl-tag dl-guard-why", hidden: true, tabindex: 0,
+    title: "Dynamo restarted this attempt and never compiled it, so it built no guard tree: each guard here is " +
+      "its kind and the source it guards. The attempt that was kept shows each as the check it runs.",
+  }, "restarted: kind and source only");
+  const bar = h("div", { class: "dl-guard-bar" }, input, why, count,
+    h("label", { class: "dl-dim", title: "show each guard exactly as Dynamo wrote it" }, written, " as written"));
+  p.el.insertBefore(bar, p.body);
+  let last = null;          // the view painted last, to paint again when the filter changes
+  let groupEls = new Map(); // group key -> its element, kept per compile
+  const chosen = new Map(); // group key -> open or closed, as the learner chose
+  let filterTimer = null;
+
+  input.addEventListener("input", () => {
+    clearTimeout(filterTimer);
+    filterTimer = setTimeout(() => { if (last) { paint(last); reveal(); } }, 80);
+  });
+  input.addEventListener("keydown", (e) => {
+    e.stopPropagation();   // typing is the filter's, not the viewer's keys (nor JupyterLab's)
+    if (e.key === "Escape") {
+      if (input.value) { input.value = ""; if (last) paint(last); } else p.el.closest(".dl-viewer")?.focus({ preventScroll: true });
+    }
+  });
+  written.addEventListener("change", () => { if (last) paint(last); });   // rows are keyed by the form they show
+
+  function groupEl(name, grp) {
+    let el = groupEls.get(`${name}:${grp.key}`);
+    if (!el) {
+      const head = h("summary", { class: "dl-group-head", title: grp.key },
+        h("code", { class: "dl-group-label" }, grp.label),
+        grp.scope === "global" ? h("span", { class: "dl-tag" }, "global") : null,
+        " ", h("span", { class: "dl-dim dl-group-count" }));
+      const list = h("ul", { class: "dl-list" });
+      el = h("details", { class: "dl-group", "data-guard-group": grp.key }, head, list);
+      el.__dl = { list, count: head.lastChild, wanted: null };
+      el.addEventListener("toggle", () => {
+        if (el.open !== el.__dl.wanted) { chosen.set(grp.key, el.open); if (last) paint(last); }
+      });
+      groupEls.set(`${name}:${grp.key}`, el);
+    }
+    return el;
+  }
+
+  function paintGroup(el, grp, c, i, flashed, asWritten) {
+    const d = el.__dl;
+    const fresh = grp.guards.filter((k) => c.guard_details[k].step === i && c.steps.length > 0).length;
+    const n = `· ${plural(grp.guards.length, "guard")}${fresh ? `, ${fresh} new` : ""}`;
+    if (d.count.textContent !== n) d.count.textContent = n;
+    el.classList.toggle("dl-has-new", fresh > 0);
+    const open = chosen.has(grp.key) ? chosen.get(grp.key) : grp.open;
+    d.wanted = open;
+    if (el.open !== open) el.open = open;
+    if (!open) return sync(d.list, []);
+    let ks = grp.guards.slice(0, GROUP_ROWS);
+    if (flashed != null && grp.guards.includes(flashed) && !ks.includes(flashed)) ks = [flashed, ...ks];
+    const rows = ks.map((k) => guardItem(c, k, { isNew: c.steps.length > 0 && c.guard_details[k].step === i, flashed, i, asWritten }));
+    const more = grp.guards.length - ks.length;
+    if (more > 0) rows.push(textRow("dl-more dl-faint", `… ${plural(more, "earlier guard")} on this value`));
+    sync(d.list, rows);
+  }
+
+  function paint(view) {
+    last = view;
+    const { c, k, i, flash } = view;
+    const flashed = flash && flash.guard != null ? flash.guard : null;
+    const asWritten = written.checked;
+    const s = guardSections(c, i, input.value, flashed);
+    setTitle(p, `${k}|${s.total}|${s.fresh}`, () =>
+      ["Guards ", h("span", { class: "dl-dim" }, `· ${s.total} so far (${s.ambientCount} ambient)` +
+        (s.fresh ? ` · ${s.fresh} new` : ""), " · by value, newest first")]);
+    why.hidden = !s.restarted;
+    const said = s.filtering ? `${s.matched} of ${s.total} match` : "";
+    if (count.textContent !== said) count.textContent = said;
+    const section = (name, groups) => groups.map((grp) => ({
+      key: `${name}:${grp.key}`,
+      make: () => groupEl(name, grp),
+    }));
+    const ambient = part(p, "ambient", () => h("details", { class: "dl-ambient" }, h("summary"), h("ul", { class: "dl-list" })));
+    sync(p.body, [
+      s.after.length ? textRow("dl-subtitle", "Installed after tracing, when the graph was compiled") : null,
+      ...section("after", s.after),
+      s.after.length && s.traced.length ? textRow("dl-subtitle", "Installed while tracing") : null,
+      ...section("traced", s.traced),
+      !s.after.length && !s.traced.length ? textRow("dl-faint", s.filtering ? "No guard installed so far matches the filter." :
+        "No guards installed by the traced code yet.") : null,
+      s.left ? textRow("dl-more dl-faint", `… ${plural(s.left, "more value")} with older guards: the filter finds them, the guard tree below lists them all`) : null,
+      s.ambient.length ? { key: "ambient", make: () => ambient } : null,
+    ].filter(Boolean));
+    for (const [name, groups] of [["after", s.after], ["traced", s.traced]]) {
+      for (const grp of groups) paintGroup(groupEl(name, grp), grp, c, i, flashed, asWritten);
+    }
+    if (s.ambient.length) {
+      const summary = `${plural(s.ambient.length, "ambient guard")}: the global state every frame checks, installed before the first instruction`;
+      if (ambient.firstChild.textContent !== summary) ambient.firstChild.textContent = summary;
+      sync(ambient.lastChild, ambient.open ? s.ambient.map((j) => guardItem(c, j, { i, asWritten })) : []);
+      if (!ambient.__dlToggle) {
+        ambient.__dlToggle = true;
+        ambient.addEventListener("toggle", () => { if (last) paint(last); });
+      }
+    }
+  }
+
+  /** After every pane has painted: the followed guard, or the new ones, in view; the
+   * badge says how many new ones stay below. With nothing new the list stays put. */
+  function reveal() {
+    const flashed = [...p.body.querySelectorAll("li.dl-flash")];
+    const marked = flashed.length ? flashed : [...p.body.querySelectorAll("li.dl-new")];
+    if (!marked.length) {
+      badge(null);
+      return;
+    }
+    // The first one's group heading comes into view with them where all of them fit.
+    const head = marked[0].closest("details.dl-group");
+    let below = head ? scrollIntoPane(p.body, [head.firstElementChild, ...marked]) : 1;
+    if (below) below = scrollIntoPane(p.body, marked);
+    badge(below && !flashed.length ? `${plural(below, "more new guard")} ↓` : null);
+  }
+
+  function selectCompile() {
+    resetPane(p);
+    groupEls = new Map();
+    chosen.clear();
+    last = null;
+  }
+
+  return { el: p.el, selectCompile, paint, reveal, filter: input };
+}
+
 // ---- js/panes/details.js ---------------------------------------------------------------------
 
 // Below the panes, per compile and made on demand when unfolded: the original bytecode
@@ -3565,278 +3574,6 @@ export function bytecodeDetails() {
 /** The guard tree. */
 export function guardTreeDetails() {
   return folded("dl-details", "Guard tree", [pane("dl-guard-tree", "Guard tree")], [treeBody]);
-}
-
-// ---- js/panes/compare.js ---------------------------------------------------------------------
-
-// Compare mode: two compiles of one frame side by side, in place of the panes. On the left
-// what differs between them (the guards of the earlier that failed on the call that made
-// the later, calls Dynamo refused, the first divergence, guards and graph nodes changed);
-// then each compile at the same point of the alignment: the step shown and the other's
-// step beside it, what differs marked. Every guard leads (`data-cmp-go`) to the step that
-// installed it; the first divergence is `data-action="divergence"`.
-
-const MAX_ROWS = 60;   // guard and node rows listed per list; the rest are counted
-
-function more(n) {
-  return n > MAX_ROWS ? h("li", { class: "dl-faint" }, `… ${n - MAX_ROWS} more`) : null;
-}
-
-/** A link to step `step` of compile k (a guard's step, when `guard` is given). */
-function goTo(k, step, label, { guard = null, note = "", title = null } = {}) {
-  if (step == null) return h("span", { class: "dl-faint" }, label);
-  return h("button", {
-    class: "dl-link dl-cmp-go", type: "button", "data-cmp-go": `${k}:${step}`,
-    "data-cmp-guard": guard, "data-cmp-note": note, title: title || `go to step ${step} of this compile`,
-  }, label);
-}
-
-function kindOf(kind) {
-  return kind ? h("span", { class: "dl-guard-kind", "data-help-guard": kind, tabindex: 0 }, kind) : null;
-}
-
-/** A guard that failed: what it read, expected and got, and the step and line that installed it. */
-function failedItem(rec, r) {
-  const where = [r.step != null ? `step ${r.step}` : "after tracing", r.lineno != null ? `, line ${r.lineno}` : ""];
-  return h("li", { class: "dl-cmp-failed" }, kindOf(r.kind), " ", code(r.source || ""), r.what ? ` ${r.what}` : "",
-    ": expected ", code(r.expected), ", got ", code(r.seen),
-    h("span", { class: "dl-where" }, "installed by ",
-      goTo(r.compile, r.step, [`[${rec.compiles[r.compile].compile_id}] `, where],
-        { guard: r.guard, note: "failed", title: "go to the step that installed this guard" }),
-      r.line ? [": ", code(r.line)] : ""));
-}
-
-function guardRow(sign, r, cls) {
-  return h("div", { class: `dl-cmp-${cls}` }, `${sign} `,
-    goTo(r.compile, r.step, r.text, { guard: r.guard, note: "installed", title: r.step != null ?
-      `installed at step ${r.step}: go there` : "installed after tracing" }));
-}
-
-/** What differs between the two compiles: made once per pair. */
-function whyBody(rec, d, left, right) {
-  const a = rec.compiles[left], b = rec.compiles[right];
-  const ia = `[${a.compile_id}]`, ib = `[${b.compile_id}]`;
-  const out = [];
-  const failed = failedGuards(rec, left, right);
-  out.push(h("div", { class: "dl-subtitle" }, `Guards of ${ia} that failed on the call that made ${ib}`));
-  if (failed.length) out.push(h("ul", { class: "dl-list" }, failed.map((r) => failedItem(rec, r))));
-  else {
-    out.push(h("div", { class: "dl-faint" }, b.replaces === a.compile_id ? `${ib} replaces ${ia}, but no guard of it is recorded as failing.` :
-      `None recorded: ${ib} ${b.replaces ? `was compiled instead of [${b.replaces}]` : "is not a recompile"}.`));
-  }
-  for (const r of refusals(rec, [left, right])) {
-    out.push(h("div", { class: "dl-subtitle dl-cmp-refused" }, `A later call was refused (${r.kind.replace(/_/g, " ")})`,
-      r.compile_id ? ` at [${r.compile_id}]` : "", ": guards that failed"),
-    h("ul", { class: "dl-list" }, r.rows.map((x) => failedItem(rec, x))));
-  }
-  if (!d) return out;
-  const dv = d.divergence;
-  out.push(h("div", { class: "dl-subtitle" }, "First divergence"));
-  if (!dv) out.push(h("div", { class: "dl-faint" }, "None: the same instructions left the same trackers."));
-  else {
-    const at = divergenceSteps(d);
-    out.push(h("div", { class: "dl-cmp-divergence" },
-      `line ${dv.lineno ?? "?"} · ${ia} step ${dv.a ?? "—"} / ${ib} step ${dv.b ?? "—"} · `, code(dv.instruction), `: ${dv.why} `,
-      at ? h("button", { class: "dl-link", type: "button", "data-cmp-action": "divergence", title: "go to the first divergence (D)" }, "go there") : null,
-      h("div", { class: "dl-cmp-removed" }, `− ${ia} `, code(dv.was)),
-      h("div", { class: "dl-cmp-added" }, `+ ${ib} `, code(dv.now))));
-  }
-  const g = guardChanges(rec, d);
-  out.push(h("div", { class: "dl-subtitle" }, `Guards: ${g.changed.length} changed, ${g.onlyLeft.length} only in ${ia}, ${g.onlyRight.length} only in ${ib}`));
-  const rows = [
-    ...g.changed.map((x) => h("li", null, "~ ", kindOf(x.kind), " ", x.source ? code(x.source) : "",
-      guardRow("−", x.was, "removed"), guardRow("+", x.now, "added"))),
-    ...g.onlyLeft.map((r) => h("li", null, guardRow("−", r, "removed"))),
-    ...g.onlyRight.map((r) => h("li", null, guardRow("+", r, "added"))),
-  ];
-  if (rows.length) out.push(h("ul", { class: "dl-list dl-cmp-guards" }, rows.slice(0, MAX_ROWS), more(rows.length)));
-  const nodes = [
-    ...d.nodes_changed.map((n) => h("li", null, `~ ${n.name}: `, code(n.was), " → ", code(n.now), ` (${n.what.join(", ")})`)),
-    ...d.nodes_removed.map((n) => h("li", { class: "dl-cmp-removed" }, `− ${n}`)),
-    ...d.nodes_added.map((n) => h("li", { class: "dl-cmp-added" }, `+ ${n}`)),
-  ];
-  out.push(h("div", { class: "dl-subtitle" }, `Graph: ${plural(d.nodes_changed.length, "node")} changed, ${d.nodes_removed.length} only in ${ia}, ${d.nodes_added.length} only in ${ib}`));
-  if (nodes.length) out.push(h("ul", { class: "dl-list" }, nodes.slice(0, MAX_ROWS), more(nodes.length)));
-  return out;
-}
-
-function trackerItem(e, name, flashed) {
-  const v = e.v;
-  return h("li", { class: e.differs ? "dl-cmp-differs" : null, title: e.differs ? "differs from the other compile here" : null },
-    name != null ? [h("b", null, name), " = "] : null,
-    h("span", { class: "dl-kind", "data-help-tracker": v.kind, tabindex: 0 }, v.kind),
-    v.detail ? ` ${v.detail}` : "", v.source ? h("span", { class: "dl-dim" }, `  <- ${v.source}`) : "");
-}
-
-/** One side at one point of the alignment: a pane's title and body. */
-function sideBody(rec, k, c, i, o, j, { shown, exact, flashed }) {
-  const title = [h("span", { class: "dl-cmp-id" }, compileTitle(null, c, k)), " ",
-    h("span", { class: "dl-dim" }, shown ? "· shown" : "· beside it")];
-  if (i == null) return [title, h("div", { class: "dl-faint" }, "No step of this compile lines up here.")];
-  const s = stepBeside(c, i, o, j);
-  const head = h("div", { class: s.sameInstruction || j == null ? "dl-cmp-step" : "dl-cmp-step dl-cmp-differs" },
-    shown ? `step ${i} / ${lastStep(c)} ` : goTo(k, i, `step ${i} / ${lastStep(c)}`, { title: "show this compile at this step" }), " ",
-    code(s.instruction), s.lineno != null ? ` · line ${s.lineno}` : "", s.depth ? ` · in ${s.code_name}` : "");
-  const out = [title, head];
-  if (!exact) out.push(h("div", { class: "dl-cmp-note" }, "This compile ran nothing beside the other's step: its step before is shown."));
-  if (s.line) out.push(h("div", { class: "dl-cmp-line" }, code(s.line)));
-  out.push(h("div", { class: "dl-subtitle" }, `Stack (top first) · ${s.stack.length}`),
-    s.stack.length ? h("ol", { class: "dl-list" }, s.stack.map((e) => trackerItem(e, null))) : h("div", { class: "dl-faint" }, "(empty)"),
-    h("div", { class: "dl-subtitle" }, "Symbolic locals"),
-    s.locals.length ? h("ul", { class: "dl-list" }, s.locals.map((e) => trackerItem(e, e.name))) : h("div", { class: "dl-faint" }, "(none)"));
-  if (s.guards.length) {
-    out.push(h("div", { class: "dl-subtitle" }, `Guards installed here · ${s.guards.length}`),
-      h("ul", { class: "dl-list" }, s.guards.map((g) => h("li", { class: g === flashed ? "dl-flash" : null },
-        c.guard_details[g] ? c.guard_details[g].text : `guard ${g}`))));
-  }
-  return out;
-}
-
-/** The pane, for compare mode `mode` (its `on`, `partner`, `comparisons`). view: {rec, c, k, i, flash}. */
-function comparePane(mode) {
-  const el = h("div", { class: "dl-cmp", hidden: true, role: "region", "aria-label": "compare two compiles" });
-  const head = h("div", { class: "dl-cmp-head" });
-  const why = pane("dl-cmp-why", "Why they differ");
-  const sides = [pane("dl-cmp-side dl-cmp-left", ""), pane("dl-cmp-side dl-cmp-right", "")];
-  el.append(head, h("div", { class: "dl-cmp-grid" }, why.el, sides[0].el, sides[1].el));
-  let pairKey = null, stepKey = null;
-
-  function fillPane(p, [title, ...body]) {
-    p.head.replaceChildren(...[title].flat(Infinity).filter((x) => x != null));
-    p.body.replaceChildren(...body.flat(Infinity).filter((x) => x != null));
-  }
-
-  function paint({ rec, k, i, flash }) {
-    el.hidden = !mode.on;
-    if (!mode.on) return;
-    const { comparisons, partner: other } = mode;
-    const pair = other == null ? null : pairOf(comparisons, k, other);
-    const left = pair ? pair.left : Math.min(k, other ?? k), right = pair ? pair.right : Math.max(k, other ?? k);
-    const key = `${left}|${right}|${comparisons.length}`;   // the pairs may arrive after the first paint
-    if (key !== pairKey) {
-      pairKey = key;
-      stepKey = null;
-      const c = rec.compiles[k];
-      if (other == null) {
-        head.replaceChildren(`Compare: [${c.compile_id}] ${c.code_name} is the only compile of its frame in this recording.`);
-      } else {
-        const a = rec.compiles[left], b = rec.compiles[right];
-        head.replaceChildren(h("b", null, "Compare "), code(`[${a.compile_id}]`), " with ", code(`[${b.compile_id}]`),
-          ` · ${a.code_name} (${fileLabel(a.filename)}:${a.firstlineno})`,
-          h("span", { class: "dl-dim" }, " · stepping moves both along the alignment (D: first divergence, C: leave)"));
-      }
-      const d = pair && !pair.d.skipped ? pair.d : null;
-      const body = other == null ? whyBody(rec, null, k, k).slice(2) : whyBody(rec, d, left, right);
-      if (other != null && !d) {
-        body.push(h("div", { class: "dl-faint" }, pair && pair.d.skipped ?
-          `These two were not aligned when the viewer was made (${pair.d.skipped} steps between them): capture.compare(recording, "${rec.compiles[left].compile_id}", "${rec.compiles[right].compile_id}") prints the comparison.` :
-          "These two were not aligned when the viewer was made."));
-      }
-      fillPane(why, ["Why they differ", body]);
-    }
-    const d = pair && !pair.d.skipped ? pair.d : null;
-    const flashed = flash && flash.guard != null ? flash.guard : null;
-    const side = k === left ? "a" : "b";
-    const beside = d && other != null ? partnerStep(d, side, i) : null;
-    const j = beside ? beside.step : null;
-    const skey = `${k}|${i}|${j}|${flashed}`;
-    if (skey === stepKey) return;
-    stepKey = skey;
-    const c = rec.compiles[k];
-    const mine = sideBody(rec, k, c, i, other != null ? rec.compiles[other] : null, j, { shown: true, exact: true, flashed });
-    const theirs = other == null ? ["", h("div", { class: "dl-faint" }, "No other compile of this frame to set beside it.")] :
-      sideBody(rec, other, rec.compiles[other], j, c, i, { shown: false, exact: !beside || beside.exact, flashed: null });
-    const [l, r] = side === "a" ? [mine, theirs] : [theirs, mine];
-    fillPane(sides[0], l);
-    fillPane(sides[1], r);
-  }
-
-  function reveal() {
-    if (el.hidden) return;
-    // The step's instruction and the first reading that differs (or the guard followed), together.
-    for (const p of sides) {
-      const marked = p.body.querySelector(".dl-flash") || p.body.querySelector("li.dl-cmp-differs");
-      scrollIntoPane(p.body, [p.body.querySelector(".dl-cmp-step"), marked].filter(Boolean));
-    }
-  }
-
-  function selectCompile({ rec, k }) {
-    mode.moved(rec, k);
-    stepKey = null;
-  }
-
-  return { el, selectCompile, paint, reveal };
-}
-
-/** Compare mode: on or off, the compile set beside the one shown (`partner`), and the pairs
- * shipped (`comparisons`, decoded from the model). The Viewer owns one and asks it about
- * links (`link`); what compare mode does by itself (its button, its keys C and D, the
- * second selector) ends in `go(target)`: the Viewer's jump to a step, or with no target a
- * paint. */
-export class CompareMode {
-  constructor(model, go) {
-    this.on = false;
-    this.partner = null;
-    this.shown = 0;
-    this.go = go;
-    this.comparisons = [];
-    this.ready = comparisonsOf(model).then((x) => { this.comparisons = x; }, () => {});
-    this.pane = comparePane(this);
-    this.keys = null;
-  }
-
-  /** The viewer moved to compile k: the partner follows (see keptPartner). */
-  moved(rec, k) {
-    this.rec = rec;
-    if (this.on && k !== this.shown) this.partner = keptPartner(rec, this.partner, this.shown, k);
-    this.shown = k;
-    this.listen();
-  }
-
-  listen() {   // the keys C and D, on the viewer's root once the pane is in it
-    const root = this.keys || !this.pane.el.closest ? null : this.pane.el.closest(".dl-viewer");
-    if (!root) return;
-    this.keys = root;
-    root.addEventListener("keydown", (e) => {
-      const tag = e.target && e.target.tagName;
-      if (e.ctrlKey || e.metaKey || e.altKey || tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") return;
-      const action = { c: "compare", d: "divergence" }[e.key.toLowerCase()];
-      if (!action) return;
-      e.preventDefault();
-      e.stopPropagation();
-      this.act(action);
-    });
-  }
-
-  /** "compare" turns compare mode on or off; "divergence" goes to the first divergence. */
-  act(action) {
-    if (!this.rec) return;
-    if (action === "compare") {
-      this.on = !this.on;
-      this.partner = this.on ? defaultPartner(this.rec, this.shown) : null;
-      return this.go(null);
-    }
-    if (action === "divergence" && this.on) {
-      const to = divergenceTarget(this.rec, this.comparisons, this.shown, this.partner);
-      if (to) this.go(to);
-    }
-  }
-
-  /** The second selector chose compile j. */
-  choose(j) {
-    this.partner = Number.isInteger(j) ? j : null;
-    this.go(null);
-  }
-
-  /** Where a click on `t` leads when it is one of compare mode's links (null otherwise);
-   * its buttons act at once. */
-  link(rec, t) {
-    this.rec = rec;
-    const act = t.closest("[data-cmp-action]");
-    if (act) return this.act(act.dataset.cmpAction) ?? null;
-    const go = t.closest("[data-cmp-go]");
-    return go ? compareTarget(rec, go.dataset) : null;
-  }
 }
 
 // ---- js/search.js ----------------------------------------------------------------------------
@@ -4521,6 +4258,278 @@ export function stagesPane(root) {
   return { el, selectCompile, paint, reveal };
 }
 
+// ---- js/panes/compare.js ---------------------------------------------------------------------
+
+// Compare mode: two compiles of one frame side by side, in place of the panes. On the left
+// what differs between them (the guards of the earlier that failed on the call that made
+// the later, calls Dynamo refused, the first divergence, guards and graph nodes changed);
+// then each compile at the same point of the alignment: the step shown and the other's
+// step beside it, what differs marked. Every guard leads (`data-cmp-go`) to the step that
+// installed it; the first divergence is `data-action="divergence"`.
+
+const MAX_ROWS = 60;   // guard and node rows listed per list; the rest are counted
+
+function more(n) {
+  return n > MAX_ROWS ? h("li", { class: "dl-faint" }, `… ${n - MAX_ROWS} more`) : null;
+}
+
+/** A link to step `step` of compile k (a guard's step, when `guard` is given). */
+function goTo(k, step, label, { guard = null, note = "", title = null } = {}) {
+  if (step == null) return h("span", { class: "dl-faint" }, label);
+  return h("button", {
+    class: "dl-link dl-cmp-go", type: "button", "data-cmp-go": `${k}:${step}`,
+    "data-cmp-guard": guard, "data-cmp-note": note, title: title || `go to step ${step} of this compile`,
+  }, label);
+}
+
+function kindOf(kind) {
+  return kind ? h("span", { class: "dl-guard-kind", "data-help-guard": kind, tabindex: 0 }, kind) : null;
+}
+
+/** A guard that failed: what it read, expected and got, and the step and line that installed it. */
+function failedItem(rec, r) {
+  const where = [r.step != null ? `step ${r.step}` : "after tracing", r.lineno != null ? `, line ${r.lineno}` : ""];
+  return h("li", { class: "dl-cmp-failed" }, kindOf(r.kind), " ", code(r.source || ""), r.what ? ` ${r.what}` : "",
+    ": expected ", code(r.expected), ", got ", code(r.seen),
+    h("span", { class: "dl-where" }, "installed by ",
+      goTo(r.compile, r.step, [`[${rec.compiles[r.compile].compile_id}] `, where],
+        { guard: r.guard, note: "failed", title: "go to the step that installed this guard" }),
+      r.line ? [": ", code(r.line)] : ""));
+}
+
+function guardRow(sign, r, cls) {
+  return h("div", { class: `dl-cmp-${cls}` }, `${sign} `,
+    goTo(r.compile, r.step, r.text, { guard: r.guard, note: "installed", title: r.step != null ?
+      `installed at step ${r.step}: go there` : "installed after tracing" }));
+}
+
+/** What differs between the two compiles: made once per pair. */
+function whyBody(rec, d, left, right) {
+  const a = rec.compiles[left], b = rec.compiles[right];
+  const ia = `[${a.compile_id}]`, ib = `[${b.compile_id}]`;
+  const out = [];
+  const failed = failedGuards(rec, left, right);
+  out.push(h("div", { class: "dl-subtitle" }, `Guards of ${ia} that failed on the call that made ${ib}`));
+  if (failed.length) out.push(h("ul", { class: "dl-list" }, failed.map((r) => failedItem(rec, r))));
+  else {
+    out.push(h("div", { class: "dl-faint" }, b.replaces === a.compile_id ? `${ib} replaces ${ia}, but no guard of it is recorded as failing.` :
+      `None recorded: ${ib} ${b.replaces ? `was compiled instead of [${b.replaces}]` : "is not a recompile"}.`));
+  }
+  for (const r of refusals(rec, [left, right])) {
+    out.push(h("div", { class: "dl-subtitle dl-cmp-refused" }, `A later call was refused (${r.kind.replace(/_/g, " ")})`,
+      r.compile_id ? ` at [${r.compile_id}]` : "", ": guards that failed"),
+    h("ul", { class: "dl-list" }, r.rows.map((x) => failedItem(rec, x))));
+  }
+  if (!d) return out;
+  const dv = d.divergence;
+  out.push(h("div", { class: "dl-subtitle" }, "First divergence"));
+  if (!dv) out.push(h("div", { class: "dl-faint" }, "None: the same instructions left the same trackers."));
+  else {
+    const at = divergenceSteps(d);
+    out.push(h("div", { class: "dl-cmp-divergence" },
+      `line ${dv.lineno ?? "?"} · ${ia} step ${dv.a ?? "—"} / ${ib} step ${dv.b ?? "—"} · `, code(dv.instruction), `: ${dv.why} `,
+      at ? h("button", { class: "dl-link", type: "button", "data-cmp-action": "divergence", title: "go to the first divergence (D)" }, "go there") : null,
+      h("div", { class: "dl-cmp-removed" }, `− ${ia} `, code(dv.was)),
+      h("div", { class: "dl-cmp-added" }, `+ ${ib} `, code(dv.now))));
+  }
+  const g = guardChanges(rec, d);
+  out.push(h("div", { class: "dl-subtitle" }, `Guards: ${g.changed.length} changed, ${g.onlyLeft.length} only in ${ia}, ${g.onlyRight.length} only in ${ib}`));
+  const rows = [
+    ...g.changed.map((x) => h("li", null, "~ ", kindOf(x.kind), " ", x.source ? code(x.source) : "",
+      guardRow("−", x.was, "removed"), guardRow("+", x.now, "added"))),
+    ...g.onlyLeft.map((r) => h("li", null, guardRow("−", r, "removed"))),
+    ...g.onlyRight.map((r) => h("li", null, guardRow("+", r, "added"))),
+  ];
+  if (rows.length) out.push(h("ul", { class: "dl-list dl-cmp-guards" }, rows.slice(0, MAX_ROWS), more(rows.length)));
+  const nodes = [
+    ...d.nodes_changed.map((n) => h("li", null, `~ ${n.name}: `, code(n.was), " → ", code(n.now), ` (${n.what.join(", ")})`)),
+    ...d.nodes_removed.map((n) => h("li", { class: "dl-cmp-removed" }, `− ${n}`)),
+    ...d.nodes_added.map((n) => h("li", { class: "dl-cmp-added" }, `+ ${n}`)),
+  ];
+  out.push(h("div", { class: "dl-subtitle" }, `Graph: ${plural(d.nodes_changed.length, "node")} changed, ${d.nodes_removed.length} only in ${ia}, ${d.nodes_added.length} only in ${ib}`));
+  if (nodes.length) out.push(h("ul", { class: "dl-list" }, nodes.slice(0, MAX_ROWS), more(nodes.length)));
+  return out;
+}
+
+function trackerItem(e, name, flashed) {
+  const v = e.v;
+  return h("li", { class: e.differs ? "dl-cmp-differs" : null, title: e.differs ? "differs from the other compile here" : null },
+    name != null ? [h("b", null, name), " = "] : null,
+    h("span", { class: "dl-kind", "data-help-tracker": v.kind, tabindex: 0 }, v.kind),
+    v.detail ? ` ${v.detail}` : "", v.source ? h("span", { class: "dl-dim" }, `  <- ${v.source}`) : "");
+}
+
+/** One side at one point of the alignment: a pane's title and body. */
+function sideBody(rec, k, c, i, o, j, { shown, exact, flashed }) {
+  const title = [h("span", { class: "dl-cmp-id" }, compileTitle(null, c, k)), " ",
+    h("span", { class: "dl-dim" }, shown ? "· shown" : "· beside it")];
+  if (i == null) return [title, h("div", { class: "dl-faint" }, "No step of this compile lines up here.")];
+  const s = stepBeside(c, i, o, j);
+  const head = h("div", { class: s.sameInstruction || j == null ? "dl-cmp-step" : "dl-cmp-step dl-cmp-differs" },
+    shown ? `step ${i} / ${lastStep(c)} ` : goTo(k, i, `step ${i} / ${lastStep(c)}`, { title: "show this compile at this step" }), " ",
+    code(s.instruction), s.lineno != null ? ` · line ${s.lineno}` : "", s.depth ? ` · in ${s.code_name}` : "");
+  const out = [title, head];
+  if (!exact) out.push(h("div", { class: "dl-cmp-note" }, "This compile ran nothing beside the other's step: its step before is shown."));
+  if (s.line) out.push(h("div", { class: "dl-cmp-line" }, code(s.line)));
+  out.push(h("div", { class: "dl-subtitle" }, `Stack (top first) · ${s.stack.length}`),
+    s.stack.length ? h("ol", { class: "dl-list" }, s.stack.map((e) => trackerItem(e, null))) : h("div", { class: "dl-faint" }, "(empty)"),
+    h("div", { class: "dl-subtitle" }, "Symbolic locals"),
+    s.locals.length ? h("ul", { class: "dl-list" }, s.locals.map((e) => trackerItem(e, e.name))) : h("div", { class: "dl-faint" }, "(none)"));
+  if (s.guards.length) {
+    out.push(h("div", { class: "dl-subtitle" }, `Guards installed here · ${s.guards.length}`),
+      h("ul", { class: "dl-list" }, s.guards.map((g) => h("li", { class: g === flashed ? "dl-flash" : null },
+        c.guard_details[g] ? c.guard_details[g].text : `guard ${g}`))));
+  }
+  return out;
+}
+
+/** The pane, for compare mode `mode` (its `on`, `partner`, `comparisons`). view: {rec, c, k, i, flash}. */
+function comparePane(mode) {
+  const el = h("div", { class: "dl-cmp", hidden: true, role: "region", "aria-label": "compare two compiles" });
+  const head = h("div", { class: "dl-cmp-head" });
+  const why = pane("dl-cmp-why", "Why they differ");
+  const sides = [pane("dl-cmp-side dl-cmp-left", ""), pane("dl-cmp-side dl-cmp-right", "")];
+  el.append(head, h("div", { class: "dl-cmp-grid" }, why.el, sides[0].el, sides[1].el));
+  let pairKey = null, stepKey = null;
+
+  function fillPane(p, [title, ...body]) {
+    p.head.replaceChildren(...[title].flat(Infinity).filter((x) => x != null));
+    p.body.replaceChildren(...body.flat(Infinity).filter((x) => x != null));
+  }
+
+  function paint({ rec, k, i, flash }) {
+    el.hidden = !mode.on;
+    if (!mode.on) return;
+    const { comparisons, partner: other } = mode;
+    const pair = other == null ? null : pairOf(comparisons, k, other);
+    const left = pair ? pair.left : Math.min(k, other ?? k), right = pair ? pair.right : Math.max(k, other ?? k);
+    const key = `${left}|${right}|${comparisons.length}`;   // the pairs may arrive after the first paint
+    if (key !== pairKey) {
+      pairKey = key;
+      stepKey = null;
+      const c = rec.compiles[k];
+      if (other == null) {
+        head.replaceChildren(`Compare: [${c.compile_id}] ${c.code_name} is the only compile of its frame in this recording.`);
+      } else {
+        const a = rec.compiles[left], b = rec.compiles[right];
+        head.replaceChildren(h("b", null, "Compare "), code(`[${a.compile_id}]`), " with ", code(`[${b.compile_id}]`),
+          ` · ${a.code_name} (${fileLabel(a.filename)}:${a.firstlineno})`,
+          h("span", { class: "dl-dim" }, " · stepping moves both along the alignment (D: first divergence, C: leave)"));
+      }
+      const d = pair && !pair.d.skipped ? pair.d : null;
+      const body = other == null ? whyBody(rec, null, k, k).slice(2) : whyBody(rec, d, left, right);
+      if (other != null && !d) {
+        body.push(h("div", { class: "dl-faint" }, pair && pair.d.skipped ?
+          `These two were not aligned when the viewer was made (${pair.d.skipped} steps between them): capture.compare(recording, "${rec.compiles[left].compile_id}", "${rec.compiles[right].compile_id}") prints the comparison.` :
+          "These two were not aligned when the viewer was made."));
+      }
+      fillPane(why, ["Why they differ", body]);
+    }
+    const d = pair && !pair.d.skipped ? pair.d : null;
+    const flashed = flash && flash.guard != null ? flash.guard : null;
+    const side = k === left ? "a" : "b";
+    const beside = d && other != null ? partnerStep(d, side, i) : null;
+    const j = beside ? beside.step : null;
+    const skey = `${k}|${i}|${j}|${flashed}`;
+    if (skey === stepKey) return;
+    stepKey = skey;
+    const c = rec.compiles[k];
+    const mine = sideBody(rec, k, c, i, other != null ? rec.compiles[other] : null, j, { shown: true, exact: true, flashed });
+    const theirs = other == null ? ["", h("div", { class: "dl-faint" }, "No other compile of this frame to set beside it.")] :
+      sideBody(rec, other, rec.compiles[other], j, c, i, { shown: false, exact: !beside || beside.exact, flashed: null });
+    const [l, r] = side === "a" ? [mine, theirs] : [theirs, mine];
+    fillPane(sides[0], l);
+    fillPane(sides[1], r);
+  }
+
+  function reveal() {
+    if (el.hidden) return;
+    // The step's instruction and the first reading that differs (or the guard followed), together.
+    for (const p of sides) {
+      const marked = p.body.querySelector(".dl-flash") || p.body.querySelector("li.dl-cmp-differs");
+      scrollIntoPane(p.body, [p.body.querySelector(".dl-cmp-step"), marked].filter(Boolean));
+    }
+  }
+
+  function selectCompile({ rec, k }) {
+    mode.moved(rec, k);
+    stepKey = null;
+  }
+
+  return { el, selectCompile, paint, reveal };
+}
+
+/** Compare mode: on or off, the compile set beside the one shown (`partner`), and the pairs
+ * shipped (`comparisons`, decoded from the model). The Viewer owns one and asks it about
+ * links (`link`); what compare mode does by itself (its button, its keys C and D, the
+ * second selector) ends in `go(target)`: the Viewer's jump to a step, or with no target a
+ * paint. */
+export class CompareMode {
+  constructor(model, go) {
+    this.on = false;
+    this.partner = null;
+    this.shown = 0;
+    this.go = go;
+    this.comparisons = [];
+    this.ready = comparisonsOf(model).then((x) => { this.comparisons = x; }, () => {});
+    this.pane = comparePane(this);
+    this.keys = null;
+  }
+
+  /** The viewer moved to compile k: the partner follows (see keptPartner). */
+  moved(rec, k) {
+    this.rec = rec;
+    if (this.on && k !== this.shown) this.partner = keptPartner(rec, this.partner, this.shown, k);
+    this.shown = k;
+    this.listen();
+  }
+
+  listen() {   // the keys C and D, on the viewer's root once the pane is in it
+    const root = this.keys || !this.pane.el.closest ? null : this.pane.el.closest(".dl-viewer");
+    if (!root) return;
+    this.keys = root;
+    root.addEventListener("keydown", (e) => {
+      const tag = e.target && e.target.tagName;
+      if (e.ctrlKey || e.metaKey || e.altKey || tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") return;
+      const action = { c: "compare", d: "divergence" }[e.key.toLowerCase()];
+      if (!action) return;
+      e.preventDefault();
+      e.stopPropagation();
+      this.act(action);
+    });
+  }
+
+  /** "compare" turns compare mode on or off; "divergence" goes to the first divergence. */
+  act(action) {
+    if (!this.rec) return;
+    if (action === "compare") {
+      this.on = !this.on;
+      this.partner = this.on ? defaultPartner(this.rec, this.shown) : null;
+      return this.go(null);
+    }
+    if (action === "divergence" && this.on) {
+      const to = divergenceTarget(this.rec, this.comparisons, this.shown, this.partner);
+      if (to) this.go(to);
+    }
+  }
+
+  /** The second selector chose compile j. */
+  choose(j) {
+    this.partner = Number.isInteger(j) ? j : null;
+    this.go(null);
+  }
+
+  /** Where a click on `t` leads when it is one of compare mode's links (null otherwise);
+   * its buttons act at once. */
+  link(rec, t) {
+    this.rec = rec;
+    const act = t.closest("[data-cmp-action]");
+    if (act) return this.act(act.dataset.cmpAction) ?? null;
+    const go = t.closest("[data-cmp-go]");
+    return go ? compareTarget(rec, go.dataset) : null;
+  }
+}
+
 // ---- js/viewer.js ----------------------------------------------------------------------------
 
 // The Viewer: the one stepper that owns the panes (Python Tutor's ExecutionVisualizer). It
@@ -4600,16 +4609,13 @@ export class Viewer {
       stack: stackPane(), graph: graphPane(), guards: guardsPane(), compare: bytecodeDetails(), tree: guardTreeDetails(), pair: this.cmp.pane,
       stages: stagesPane(this.root),
     };
-    // Search (search.js) and the linked panes (provenance.js) paint last, after the panes they read.
-    p.search = searchBox(this.root);
-    p.links = linkedPanes(this.root);
+    p.search = searchBox(this.root); p.links = linkedPanes(this.root); this.controls.bar.append(p.search.el);   // painted last
     const ctl = this.controls;
     this.root.replaceChildren(recordingHeader(rec), ctl.bar, p.summary.el, ctl.steps, ctl.jumps,
       this.predict.el, p.caption.el, p.pair.el,
       h("div", { class: "dl-grid dl-panes" }, h("div", { class: "dl-column" }, p.source.el, p.bytecode.el),
         p.stack.el, p.graph.el, p.guards.el),
       p.compare.el, p.tree.el, p.stages.el);
-    ctl.bar.append(p.search.el);
     this.root.addEventListener("keydown", (e) => this.key(e));
     this.root.addEventListener("click", (e) => this.link(e));
     ctl.selector.addEventListener("change", () => this.go(Number(ctl.selector.value), 0));

@@ -7,7 +7,7 @@
 
 import { guardStep, instructionOf, lastStep, memo, nameAt, nodeStep, recompileTarget, whereRead } from "./recording.js";
 import { code } from "./dom.js";
-import { guardReading } from "./panes/guards.js";
+import { guardReading } from "./guards.js";
 
 /** Where a click on element `t` of compile k leads: {compile, step, flash, note} (the
  * note as page content; `flash` marks what was followed), or null for no link. */

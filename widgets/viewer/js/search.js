@@ -8,7 +8,7 @@
 
 import { guardStep, lastStep, memo, nodeStep } from "./recording.js";
 import { h } from "./dom.js";
-import { guardReading, readableSource } from "./panes/guards.js";
+import { guardReading, readableSource } from "./guards.js";
 
 export const SEARCH_RESULTS = 12;   // results listed; the rest are counted
 

@@ -94,16 +94,13 @@ export class Viewer {
       stack: stackPane(), graph: graphPane(), guards: guardsPane(), compare: bytecodeDetails(), tree: guardTreeDetails(), pair: this.cmp.pane,
       stages: stagesPane(this.root),
     };
-    // Search (search.js) and the linked panes (provenance.js) paint last, after the panes they read.
-    p.search = searchBox(this.root);
-    p.links = linkedPanes(this.root);
+    p.search = searchBox(this.root); p.links = linkedPanes(this.root); this.controls.bar.append(p.search.el);   // painted last
     const ctl = this.controls;
     this.root.replaceChildren(recordingHeader(rec), ctl.bar, p.summary.el, ctl.steps, ctl.jumps,
       this.predict.el, p.caption.el, p.pair.el,
       h("div", { class: "dl-grid dl-panes" }, h("div", { class: "dl-column" }, p.source.el, p.bytecode.el),
         p.stack.el, p.graph.el, p.guards.el),
       p.compare.el, p.tree.el, p.stages.el);
-    ctl.bar.append(p.search.el);
     this.root.addEventListener("keydown", (e) => this.key(e));
     this.root.addEventListener("click", (e) => this.link(e));
     ctl.selector.addEventListener("change", () => this.go(Number(ctl.selector.value), 0));
