@@ -97,7 +97,7 @@ function keysPanel() {
   const close = h("button", { class: "dl-button dl-keys-close", type: "button", "data-action": "keys", title: "hide (? or Esc)" }, "close");
   return h("div", { class: "dl-keys", hidden: true, role: "dialog", "aria-label": "keys", tabindex: -1 },
     h("div", { class: "dl-keys-head" }, h("b", null, "Keys"), h("span", { class: "dl-dim" }, " · with the viewer focused (click it or Tab to it)"), close),
-    h("dl", { class: "dl-keys-list" }, KEY_HELP.map(([k, what]) => [h("dt", null, h("kbd", null, k)), h("dd", null, what)])),
+    h("div", { class: "dl-keys-list" }, KEY_HELP.map(([k, what]) => [h("span", null, h("span", { class: "dl-kbd" }, k)), h("span", null, what)])),
     h("div", { class: "dl-keys-head" }, h("b", null, "The timeline"), h("span", { class: "dl-dim" }, " · under the slider; click a mark to go to its step")),
     h("ul", { class: "dl-keys-legend" }, LEGEND.map(([cls, what]) => h("li", null, h("span", { class: `dl-swatch ${cls}` }), what))));
 }
@@ -143,6 +143,7 @@ export function controls(rec, titles, compareMode) {
     slider.max = String(lastStep(c));
     slider.disabled = goto.disabled = !c.steps.length;
     goto.placeholder = c.steps.length ? `go to 0–${lastStep(c)}` : "go to step";
+    goto.style.width = `${goto.placeholder.length + 1}ch`;   // the range always readable
     strip.selectCompile({ c, k });
   }
 

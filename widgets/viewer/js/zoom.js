@@ -24,12 +24,14 @@ export function zoomable(box) {
   const overview = h("div", { class: "dl-overview-box", hidden: true, title: "the whole graph: click to look there" }, canvas, frame);
   let d = null, cam = { s: START_SCALE, x: 8, y: 8 };   // screen = drawing * s + (x, y)
   let moved = false, dotted = 0, target = null;
+  let before = null;   // the camera before "fit graph", back when it is turned off
 
   function show(drawing) {
     d = drawing;
     cam = { s: START_SCALE, x: 8, y: 8 };
     moved = false;
     dotted = 0;
+    before = null;
     canvas.width = canvas.height = 1;
     overview.hidden = true;
   }
@@ -73,8 +75,13 @@ export function zoomable(box) {
     const w = box.clientWidth, hgt = box.clientHeight;
     target = nodes && nodes.length ? nodes : target;
     if (fit) {
+      if (!before) before = { ...cam };
       const s = Math.min(MAX_SCALE, Math.max(MIN_SCALE, Math.min((w - 16) / (d.width || 1), (hgt - 16) / (d.height || 1))));
       cam = { s, x: (w - d.width * s) / 2, y: Math.max(8, (hgt - d.height * s) / 2) };
+    } else if (before) {   // fit turned off: the scale of before, on the node last followed
+      cam = before;
+      before = null;
+      if (target) centreOn(target, true);
     } else if (nodes && nodes.length) {
       centreOn(nodes, false);
     } else if (!moved) {   // a first look: the top of the drawing, centred across
@@ -85,6 +92,7 @@ export function zoomable(box) {
   }
 
   function zoomAt(factor, px, py) {
+    before = null;   // a move of the learner's own ends "fit graph"
     const s = Math.min(MAX_SCALE, Math.max(MIN_SCALE, cam.s * factor));
     cam.x = px - (px - cam.x) * (s / cam.s);
     cam.y = py - (py - cam.y) * (s / cam.s);
@@ -97,6 +105,7 @@ export function zoomable(box) {
    * "left", "right", "up", "down". */
   function zoom(how) {
     if (!d || box.hidden) return;
+    before = null;
     const w = box.clientWidth, hgt = box.clientHeight, pan = Math.max(w, hgt) * 0.2;
     if (how === "in") zoomAt(ZOOM_STEP, w / 2, hgt / 2);
     else if (how === "out") zoomAt(1 / ZOOM_STEP, w / 2, hgt / 2);
@@ -130,6 +139,7 @@ export function zoomable(box) {
     if (!drag.far && Math.abs(dx) + Math.abs(dy) < 4) return;
     if (!drag.far && box.setPointerCapture) box.setPointerCapture(e.pointerId);
     drag.far = true;
+    before = null;
     cam.x = drag.cx + dx;
     cam.y = drag.cy + dy;
     moved = true;
@@ -206,6 +216,7 @@ export function zoomable(box) {
     if (!d) return;
     const r = canvas.getBoundingClientRect();
     const m = MINIMAP / Math.max(d.width, d.height, 1);
+    before = null;
     cam.x = box.clientWidth / 2 - (e.clientX - r.left) / m * cam.s;
     cam.y = box.clientHeight / 2 - (e.clientY - r.top) / m * cam.s;
     moved = true;
