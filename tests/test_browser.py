@@ -710,7 +710,7 @@ def test_predict_mode_asks_before_each_step_scores_and_python_reads_the_answers(
 UNSAFE_IN_VIEWERS_JS = """roots => {
     const allowed = new Set(['DIV', 'SPAN', 'PRE', 'CODE', 'B', 'UL', 'OL', 'LI', 'DETAILS',
         'SUMMARY', 'BUTTON', 'SELECT', 'OPTION', 'INPUT', 'svg', 'g', 'title', 'text', 'path',
-        'polygon', 'ellipse', 'CANVAS']);   // CANVAS: the graph's overview, drawn by the viewer
+        'polygon', 'ellipse', 'CANVAS', 'LABEL']);   // the viewer's own: CANVAS the graph's overview, LABEL a switch
     const found = [];
     for (const root of roots) for (const el of root.querySelectorAll('*')) {
         if (!allowed.has(el.tagName)) found.push('tag ' + el.tagName);

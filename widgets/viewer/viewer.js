@@ -4820,13 +4820,9 @@ export class Viewer {
     for (const pane of Object.values(this.panes)) if (pane.reveal) pane.reveal();   // writes done: scroll into view
   }
 
-  paintControls() {
-    this.controls.paint(this.view());
-  }
+  paintControls() { this.controls.paint(this.view()); }
 
-  paintPredict() {
-    if (this.controls) this.predict.paint(this.model.get("predictions") || []);
-  }
+  paintPredict() { if (this.controls) this.predict.paint(this.model.get("predictions") || []); }
 }
 
 // ---- js/index.js -----------------------------------------------------------------------------

@@ -8,7 +8,7 @@
 import { breakStep, lastStep, nextGuard, nextLine, nextNode } from "./recording.js";
 import { h } from "./dom.js";
 import { controls, keyPress } from "./controls.js";
-import { linkTarget } from "./provenance.js";
+import { linkTarget, linkedPanes } from "./provenance.js";
 import { PredictMode } from "./predict.js";
 import { compileSummary, recordingHeader } from "./panes/summary.js";
 import { captionPane } from "./panes/caption.js";
@@ -21,7 +21,6 @@ import { bytecodeDetails, guardTreeDetails } from "./panes/details.js";
 import { helpAids } from "./help.js";
 import { CompareMode } from "./panes/compare.js";
 import { searchBox } from "./search.js";
-import { linkedPanes } from "./provenance.js";
 import { stagesPane } from "./panes/stages.js";
 
 const PLAY_INTERVAL = 400;           // ms between two steps while playing
@@ -294,11 +293,7 @@ export class Viewer {
     for (const pane of Object.values(this.panes)) if (pane.reveal) pane.reveal();   // writes done: scroll into view
   }
 
-  paintControls() {
-    this.controls.paint(this.view());
-  }
+  paintControls() { this.controls.paint(this.view()); }
 
-  paintPredict() {
-    if (this.controls) this.predict.paint(this.model.get("predictions") || []);
-  }
+  paintPredict() { if (this.controls) this.predict.paint(this.model.get("predictions") || []); }
 }
