@@ -1412,6 +1412,7 @@ export const KEY_HELP = [
   ["G", "next step that installs a guard"], ["B", "the step of the graph break"],
   ["O", "step over the inlined call the next step begins"], ["U", "run to the end of this inlined call (back in its caller)"],
   ["J", "go to a step: type its number, then Enter"], ["Backspace", "return to where the last jump came from"],
+  ["/", "search guards, graph nodes and locals by name; ↓ ↑ choose, Enter goes to the step"],
   ["C · D", "compare mode: this compile beside another of its frame · go to their first divergence"],
   ["P", "predict mode"], ["Enter · S · 1–9", "in predict mode: reveal · skip · choose an answer"],
   ["+ − 0", "zoom the graph in / out / back"], ["Shift+arrows", "pan the graph"],
