@@ -275,6 +275,30 @@ def test_predict_mode_asks_before_stepping_and_keeps_the_answer(opened, exported
 
 
 @pytest.mark.browser
+def test_predict_mode_marks_the_instruction_it_asks_about(opened, exported):
+    o = opened(exported)
+    o.click("predict")
+    asked = o.root().locator(".dl-bytecode .dl-row.dl-asked")
+    assert asked.count() == 0, "nothing is asked yet"
+    o.click("forward")                    # asks about the next instruction
+    assert asked.count() == 1
+    question = o.page.evaluate("() => document.querySelector('[data-dl-viewer]')"
+                               ".dynamoLab.viewer.predict.asking")
+    assert asked.get_attribute("data-offset") == str(question["offset"])
+    current = o.root().locator(".dl-bytecode .dl-row.dl-current")
+    assert current.get_attribute("data-offset") != asked.get_attribute("data-offset")
+    o.root().locator(".dl-predict .dl-chip").first.click()
+    o.click("forward")                    # revealed and stepped: the asked row is now current
+    assert asked.count() == 0
+    assert current.get_attribute("data-offset") == str(question["offset"])
+    o.click("forward")                    # asks again: one mark, at the new question's row
+    assert asked.count() == 1
+    o.click("predict")                    # predict mode off: no mark left behind
+    assert asked.count() == 0
+    o.assert_quiet()
+
+
+@pytest.mark.browser
 def test_setting_the_model_as_a_kernel_would_moves_the_page(opened, exported):
     o = opened(exported)
     o.model_set("step", 3)

@@ -2045,6 +2045,8 @@ export function question(c, i) {
     instruction: shown ? instructionOf(shown) : "a call",
     lineno: shown ? shown.lineno : null,
     code_name: shown ? shown.code_name : here.code_name,
+    // where the instruction asked about is, for the bytecode pane to mark it while asking
+    code: shown ? shown.code : null, offset: shown ? shown.offset : null,
     kinds, truth: { pushes, does },
     bookkeeping: !inlines && BOOKKEEPING.has(next.opname) && !pushes && !does.length,
   };
@@ -2640,7 +2642,16 @@ export function bytecodePane() {
     scrollIntoPane(p.body, [p.body.querySelector(".dl-row.dl-current")], { centre: true });
   }
 
-  return { el: p.el, selectCompile: () => resetPane(p), paint, reveal };
+  /** While predict mode asks about an instruction of this code (question q, at step i of
+   * c), its row is marked, so the learner knows which one they are predicting. */
+  function asked(q, c, i) {
+    for (const el of p.body.querySelectorAll(".dl-row.dl-asked")) el.classList.remove("dl-asked");
+    const s = c && c.steps[i];
+    if (!q || !s || q.code !== s.code || q.offset == null) return;
+    p.body.querySelector(`.dl-row[data-offset="${Number(q.offset)}"]`)?.classList.add("dl-asked");
+  }
+
+  return { el: p.el, selectCompile: () => resetPane(p), paint, reveal, asked };
 }
 
 // ---- js/panes/stack.js -----------------------------------------------------------------------
@@ -4542,6 +4553,47 @@ export function stagesPane(root) {
   return { el, selectCompile, paint, reveal };
 }
 
+// ---- js/sync.js ------------------------------------------------------------------------------
+
+// Where the viewer is, kept in the widget's model (`compile`, `step`): sent to the kernel
+// once stepping pauses, so that a learner's quick steps make one message, not one each.
+
+const SAVE_DELAY = 60;   // ms: the step is sent to the kernel once stepping pauses
+
+export class ModelSync {
+  /** `where()`: the viewer's {compile, step} when the message goes (null: it is gone). */
+  constructor(model, where) {
+    this.model = model;
+    this.where = where;
+    this.timer = null;
+    this.saving = false;   // true while our own change events run: the model is half set
+  }
+
+  /** Send where the viewer is once stepping pauses (each call puts the message off). */
+  save() {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      const at = this.where();
+      const m = this.model;
+      if (!at || (m.get("compile") === at.compile && m.get("step") === at.step)) return;
+      this.saving = true;
+      try {
+        m.set("compile", at.compile);
+        m.set("step", at.step);
+      } finally {
+        this.saving = false;
+      }
+      m.save_changes();
+    }, SAVE_DELAY);
+  }
+
+  stop() {
+    clearTimeout(this.timer);
+    this.timer = null;
+  }
+}
+
 // ---- js/viewer.js ----------------------------------------------------------------------------
 
 // The Viewer: the one stepper that owns the panes (Python Tutor's ExecutionVisualizer). It
@@ -4552,7 +4604,6 @@ export function stagesPane(root) {
 // The model is read and written only here: `compile`, `step`, `predict`, `predictions`.
 
 const PLAY_INTERVAL = 400;           // ms between two steps while playing
-const SAVE_DELAY = 60;               // ms: the step is sent to the kernel once stepping pauses
 
 export class Viewer {
   /** `recording`: a promise of {rec, graphs}, decoded once per widget (index.js). */
@@ -4565,7 +4616,7 @@ export class Viewer {
     this.note = null; this.flash = null;   // what the last jump said, and what it led to
     this.fit = false; this.cmp = new CompareMode(model, (to) => (to ? this.go(to.compile, to.step, { jump: true, flash: to.flash, note: to.note }) : this.paint()));
     this.firstPaint = null;   // when the first frame with the viewer in it was painted
-    this.timers = new Set();
+    this.sync = new ModelSync(model, () => (this.dead ? null : { compile: this.compile, step: this.step }));
     this.root = h("div", { class: "dl-viewer", tabindex: 0 },
       h("div", { class: "dl-loading dl-dim" }, "Loading the recording…"));
     el.replaceChildren(this.root);
@@ -4582,7 +4633,7 @@ export class Viewer {
   destroy() {
     for (const [name, cb] of this.listeners) this.model.off(name, cb);
     this.stopPlay();
-    for (const t of this.timers) clearTimeout(t);
+    this.sync.stop();
     this.dead = true;
   }
 
@@ -4665,32 +4716,11 @@ export class Viewer {
     this.step = i;
     this.predict.asking = null;
     this.paint();
-    if (save) this.save();
-  }
-
-  /** Tell the model where the viewer is, once stepping pauses. */
-  save() {
-    clearTimeout(this.saveTimer);
-    this.timers.delete(this.saveTimer);
-    this.saveTimer = setTimeout(() => {
-      this.timers.delete(this.saveTimer);
-      if (this.dead) return;
-      const m = this.model;
-      if (m.get("compile") === this.compile && m.get("step") === this.step) return;
-      this.saving = true;   // our own change events: the model is half set between the two
-      try {
-        m.set("compile", this.compile);
-        m.set("step", this.step);
-      } finally {
-        this.saving = false;
-      }
-      m.save_changes();
-    }, SAVE_DELAY);
-    this.timers.add(this.saveTimer);
+    if (save) this.sync.save();
   }
 
   fromModel(first = false) {
-    if (!this.rec || !this.rec.compiles.length || this.saving) return;
+    if (!this.rec || !this.rec.compiles.length || this.sync.saving) return;
     const k = Number(this.model.get("compile")) || 0, i = Number(this.model.get("step")) || 0;
     if (!first && k === this.compile && i === this.step) return;
     this.go(k, i, { save: false });
@@ -4823,7 +4853,11 @@ export class Viewer {
 
   paintControls() { this.controls.paint(this.view()); }
 
-  paintPredict() { if (this.controls) this.predict.paint(this.model.get("predictions") || []); }
+  paintPredict() {
+    if (!this.controls) return;
+    this.predict.paint(this.model.get("predictions") || []);
+    this.panes.bytecode.asked(this.predict.asking, this.current, this.step);   // its row marked
+  }
 }
 
 // ---- js/index.js -----------------------------------------------------------------------------

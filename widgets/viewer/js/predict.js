@@ -73,6 +73,8 @@ export function question(c, i) {
     instruction: shown ? instructionOf(shown) : "a call",
     lineno: shown ? shown.lineno : null,
     code_name: shown ? shown.code_name : here.code_name,
+    // where the instruction asked about is, for the bytecode pane to mark it while asking
+    code: shown ? shown.code : null, offset: shown ? shown.offset : null,
     kinds, truth: { pushes, does },
     bookkeeping: !inlines && BOOKKEEPING.has(next.opname) && !pushes && !does.length,
   };

@@ -22,9 +22,9 @@ import { helpAids } from "./help.js";
 import { CompareMode } from "./panes/compare.js";
 import { searchBox } from "./search.js";
 import { stagesPane } from "./panes/stages.js";
+import { ModelSync } from "./sync.js";
 
 const PLAY_INTERVAL = 400;           // ms between two steps while playing
-const SAVE_DELAY = 60;               // ms: the step is sent to the kernel once stepping pauses
 
 export class Viewer {
   /** `recording`: a promise of {rec, graphs}, decoded once per widget (index.js). */
@@ -37,7 +37,7 @@ export class Viewer {
     this.note = null; this.flash = null;   // what the last jump said, and what it led to
     this.fit = false; this.cmp = new CompareMode(model, (to) => (to ? this.go(to.compile, to.step, { jump: true, flash: to.flash, note: to.note }) : this.paint()));
     this.firstPaint = null;   // when the first frame with the viewer in it was painted
-    this.timers = new Set();
+    this.sync = new ModelSync(model, () => (this.dead ? null : { compile: this.compile, step: this.step }));
     this.root = h("div", { class: "dl-viewer", tabindex: 0 },
       h("div", { class: "dl-loading dl-dim" }, "Loading the recording…"));
     el.replaceChildren(this.root);
@@ -54,7 +54,7 @@ export class Viewer {
   destroy() {
     for (const [name, cb] of this.listeners) this.model.off(name, cb);
     this.stopPlay();
-    for (const t of this.timers) clearTimeout(t);
+    this.sync.stop();
     this.dead = true;
   }
 
@@ -137,32 +137,11 @@ export class Viewer {
     this.step = i;
     this.predict.asking = null;
     this.paint();
-    if (save) this.save();
-  }
-
-  /** Tell the model where the viewer is, once stepping pauses. */
-  save() {
-    clearTimeout(this.saveTimer);
-    this.timers.delete(this.saveTimer);
-    this.saveTimer = setTimeout(() => {
-      this.timers.delete(this.saveTimer);
-      if (this.dead) return;
-      const m = this.model;
-      if (m.get("compile") === this.compile && m.get("step") === this.step) return;
-      this.saving = true;   // our own change events: the model is half set between the two
-      try {
-        m.set("compile", this.compile);
-        m.set("step", this.step);
-      } finally {
-        this.saving = false;
-      }
-      m.save_changes();
-    }, SAVE_DELAY);
-    this.timers.add(this.saveTimer);
+    if (save) this.sync.save();
   }
 
   fromModel(first = false) {
-    if (!this.rec || !this.rec.compiles.length || this.saving) return;
+    if (!this.rec || !this.rec.compiles.length || this.sync.saving) return;
     const k = Number(this.model.get("compile")) || 0, i = Number(this.model.get("step")) || 0;
     if (!first && k === this.compile && i === this.step) return;
     this.go(k, i, { save: false });
@@ -295,5 +274,9 @@ export class Viewer {
 
   paintControls() { this.controls.paint(this.view()); }
 
-  paintPredict() { if (this.controls) this.predict.paint(this.model.get("predictions") || []); }
+  paintPredict() {
+    if (!this.controls) return;
+    this.predict.paint(this.model.get("predictions") || []);
+    this.panes.bytecode.asked(this.predict.asking, this.current, this.step);   // its row marked
+  }
 }

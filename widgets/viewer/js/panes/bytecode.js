@@ -94,5 +94,14 @@ export function bytecodePane() {
     scrollIntoPane(p.body, [p.body.querySelector(".dl-row.dl-current")], { centre: true });
   }
 
-  return { el: p.el, selectCompile: () => resetPane(p), paint, reveal };
+  /** While predict mode asks about an instruction of this code (question q, at step i of
+   * c), its row is marked, so the learner knows which one they are predicting. */
+  function asked(q, c, i) {
+    for (const el of p.body.querySelectorAll(".dl-row.dl-asked")) el.classList.remove("dl-asked");
+    const s = c && c.steps[i];
+    if (!q || !s || q.code !== s.code || q.offset == null) return;
+    p.body.querySelector(`.dl-row[data-offset="${Number(q.offset)}"]`)?.classList.add("dl-asked");
+  }
+
+  return { el: p.el, selectCompile: () => resetPane(p), paint, reveal, asked };
 }
