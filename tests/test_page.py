@@ -298,6 +298,38 @@ def test_predict_mode_marks_the_instruction_it_asks_about(opened, exported):
     o.assert_quiet()
 
 
+STEPS_JS = """() => { const v = document.querySelector('[data-dl-viewer]').dynamoLab.viewer;
+    return v.rec.compiles[v.compile].steps.map((s) => [s.code, s.lineno, s.offset]); }"""
+
+
+@pytest.mark.browser
+def test_a_source_line_and_a_bytecode_row_lead_to_the_steps_that_run_them(opened, exported):
+    o = opened(exported)
+    root = o.root()
+    steps = o.page.evaluate(STEPS_JS)
+    code, first_line = steps[0][0], steps[0][1]
+    line = next(ln for c, ln, _ in steps[1:] if c == code and ln not in (None, first_line))
+    expected = next(j for j, (c, ln, _) in enumerate(steps) if j > 0 and c == code and ln == line)
+    source_line = root.locator(f'.dl-source [data-line="{line}"]').first
+    source_line.hover()                    # its instructions are marked in the bytecode pane
+    marked = root.locator(".dl-bytecode .dl-peer")
+    assert marked.count() >= 1
+    offsets = {int(x) for x in marked.evaluate_all("els => els.map((e) => e.dataset.offset)")}
+    assert {off for c, ln, off in steps if c == code and ln == line} <= offsets, offsets
+    source_line.click()
+    assert o.step()[0] == expected
+    here = o.step()[0]
+    later = next(j for j, (c, _, _) in enumerate(steps) if j > here + 1 and c == code)
+    offset = steps[later][2]
+    want = next(j for j, (c, _, off) in enumerate(steps) if j > here and c == code and off == offset)
+    root.locator(f'.dl-bytecode [data-offset="{offset}"]').first.click()
+    assert o.step()[0] == want
+    assert f"The next step that runs the instruction at offset {offset}" in root.text_content()
+    o.click("return")                      # a jump like any other: Backspace's button returns
+    assert o.step()[0] == here
+    o.assert_quiet()
+
+
 @pytest.mark.browser
 def test_setting_the_model_as_a_kernel_would_moves_the_page(opened, exported):
     o = opened(exported)

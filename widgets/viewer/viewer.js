@@ -1738,6 +1738,76 @@ export function filterWords(filter) {
   return String(filter || "").toLowerCase().split(/\s+/).filter(Boolean);
 }
 
+// ---- js/bytecode.js --------------------------------------------------------------------------
+
+// Bytecode as the viewer lists it: the instructions Dynamo walks (its cleaned copy) beside
+// the original `dis`, aligned row by row, and one instruction as a line of a listing.
+// Pure functions (no DOM).
+
+/** The instructions Dynamo walks (schema 2's `walked`; the original `dis` before it). */
+export function walkedOf(code) {
+  return code.walked || code.instructions;
+}
+
+/** Original and walked bytecode side by side: rows of {walked, original} indices (either
+ * may be null: an instruction Dynamo inserted, or one it removed) and whether Dynamo
+ * changed the row. Rows follow the walked order; a removed original sits where it was,
+ * beside the first instruction Dynamo inserted in its place if there is one
+ * (POP_JUMP_IF_NOT_NONE beside the LOAD_CONST None; IS_OP; POP_JUMP_IF_TRUE that
+ * replace it). */
+export function alignBytecode(code) {
+  const walked = code.walked;
+  const original = code.instructions;
+  if (!walked) return original.map((_, o) => ({ walked: null, original: o, changed: false }));
+  const used = new Set(walked.map((w) => w.original).filter((o) => o != null));
+  const rows = [];
+  let next = 0;   // the first original not shown yet
+  walked.forEach((w, k) => {
+    const o = w.original;
+    if (o != null && o >= next) {
+      for (; next < o; next++) rows.push({ walked: null, original: next, changed: true });
+      rows.push({ walked: k, original: o, changed: !!w.changed });
+      next = o + 1;
+    } else if (o == null && next < original.length && !used.has(next)) {
+      rows.push({ walked: k, original: next, changed: true });   // a replacement
+      next += 1;
+    } else {
+      rows.push({ walked: k, original: null, changed: w.changed !== false });
+    }
+  });
+  for (; next < original.length; next++) rows.push({ walked: null, original: next, changed: true });
+  return rows;
+}
+
+/** One instruction as a line of a listing: `  4 >>   30 CALL                 1`. */
+export function instructionText(ins, showLine) {
+  const line = showLine && ins.lineno != null ? String(ins.lineno) : "";
+  const mark = ins.is_jump_target ? ">>" : "  ";
+  return `${line.padStart(4)} ${mark} ${String(ins.offset).padStart(4)} ${ins.opname.padEnd(20)} ${ins.argrepr || ""}`.trimEnd();
+}
+
+function listingLines(list) {   // line numbers only where they change, as dis prints them
+  let last = null;
+  return list.map((ins) => {
+    const show = ins.lineno != null && ins.lineno !== last;
+    if (ins.lineno != null) last = ins.lineno;
+    return instructionText(ins, show);
+  });
+}
+
+/** A code's listings, made once: the walked and original lines, the walked index of each
+ * offset, and the aligned rows where Dynamo cleaned the code. */
+export function codeListing(code) {
+  return memo(code, "listing", () => {
+    const walked = walkedOf(code);
+    const at = new Map(walked.map((ins, k) => [ins.offset, k]));
+    return {
+      walked: listingLines(walked), original: listingLines(code.instructions), at,
+      rows: code.walked && code.cleaned ? alignBytecode(code) : null,
+    };
+  });
+}
+
 // ---- js/provenance.js ------------------------------------------------------------------------
 
 // Provenance: where a link leads, and what belongs together. A guard, a graph node, a
@@ -1747,10 +1817,31 @@ export function filterWords(filter) {
 // panes (the node, the stack and locals entries holding it, the guards on its source, the
 // instruction and line that made it), so what the learner points at is found everywhere.
 
-/** Where a click on element `t` of compile k leads: {compile, step, flash, note} (the
- * note as page content; `flash` marks what was followed), or null for no link. */
-export function linkTarget(rec, k, t) {
+/** The next step after i (else the first from the start) running the code of step i
+ * that `matches`, or null: where a click on a source line or a bytecode row leads. */
+export function nextRun(c, i, matches) {
+  const here = c.steps[i];
+  if (!here) return null;
+  const runs = (s) => s.code === here.code && matches(s);
+  for (let j = i + 1; j < c.steps.length; j++) if (runs(c.steps[j])) return j;
+  for (let j = 0; j <= i; j++) if (runs(c.steps[j])) return j;
+  return null;
+}
+
+/** Where a click on element `t` of compile k, shown at step i, leads: {compile, step,
+ * flash, note} (the note as page content; `flash` marks what was followed), or null. */
+export function linkTarget(rec, k, t, i = 0) {
   const c = rec.compiles[k];
+  const line = t.closest(".dl-source [data-line]");
+  const row = t.closest(".dl-bytecode [data-offset]");
+  if (line || row) {
+    const n = Number(line ? line.dataset.line : row.dataset.offset);
+    const to = nextRun(c, i, line ? (s) => s.lineno === n : (s) => s.offset === n);
+    const what = line ? `line ${n}` : `the instruction at offset ${n}`;
+    if (to == null) return { compile: k, step: i, note: `No step of this code runs ${what}.` };
+    return { compile: k, step: to, note: to > i ? `The next step that runs ${what}.` :
+      `No later step runs ${what}: this is the first that does.` };
+  }
   const reason = t.closest("[data-reason]");
   const guard = t.closest("[data-guard]");
   const node = t.closest("[data-node]");
@@ -1898,7 +1989,7 @@ export function peersOf(c, i, what) {
 
 // -- the linked panes (DOM) ------------------------------------------------------------------
 
-const POINTABLE = "[data-node], [data-guard-row], [data-var]";
+const POINTABLE = "[data-node], [data-guard-row], [data-var], .dl-source [data-line]";
 
 /** What a pointed-at element is: {node}, {guard} or {var}, or null. */
 function pointed(el) {
@@ -1906,6 +1997,7 @@ function pointed(el) {
   if (!t) return null;
   if (t.dataset.guardRow != null) return { el: t, what: { guard: Number(t.dataset.guardRow) } };
   if (t.dataset.var != null) return { el: t, what: { var: Number(t.dataset.var) } };
+  if (t.dataset.line != null) return { el: t, what: { line: Number(t.dataset.line) } };
   return { el: t, what: { node: Number(t.dataset.node) } };
 }
 
@@ -1923,12 +2015,20 @@ export function linkedPanes(root) {
   function mark() {
     clear();
     if (!target || !view || !view.c || !target.el.isConnected) { target = null; return; }
-    const c = view.c, p = peersOf(c, view.i, target.what);
+    const c = view.c;
     const add = (el) => {   // not what is pointed at, nor the graph's own marks of new and followed nodes
       if (el === target.el || el.closest(".dl-marks")) return;
       el.classList.add("dl-peer");
       marked.push(el);
     };
+    if (target.what.line != null) {   // a source line: the instructions Dynamo walks for it
+      const info = c.steps[view.i] && c.codes[c.steps[view.i].code];
+      for (const ins of info ? walkedOf(info) : []) {
+        if (ins.lineno === target.what.line) root.querySelectorAll(`.dl-bytecode [data-offset="${ins.offset}"]`).forEach(add);
+      }
+      return;
+    }
+    const p = peersOf(c, view.i, target.what);
     for (const k of p.nodes) root.querySelectorAll(`[data-node="${k}"]`).forEach(add);
     for (const g of p.guards) root.querySelectorAll(`[data-guard-row="${g}"]`).forEach(add);
     for (const id of p.vars) root.querySelectorAll(`[data-var="${id}"]`).forEach(add);
@@ -2476,76 +2576,6 @@ export function sourcePane() {
   }
 
   return { el: p.el, selectCompile: () => resetPane(p), paint, reveal };
-}
-
-// ---- js/bytecode.js --------------------------------------------------------------------------
-
-// Bytecode as the viewer lists it: the instructions Dynamo walks (its cleaned copy) beside
-// the original `dis`, aligned row by row, and one instruction as a line of a listing.
-// Pure functions (no DOM).
-
-/** The instructions Dynamo walks (schema 2's `walked`; the original `dis` before it). */
-export function walkedOf(code) {
-  return code.walked || code.instructions;
-}
-
-/** Original and walked bytecode side by side: rows of {walked, original} indices (either
- * may be null: an instruction Dynamo inserted, or one it removed) and whether Dynamo
- * changed the row. Rows follow the walked order; a removed original sits where it was,
- * beside the first instruction Dynamo inserted in its place if there is one
- * (POP_JUMP_IF_NOT_NONE beside the LOAD_CONST None; IS_OP; POP_JUMP_IF_TRUE that
- * replace it). */
-export function alignBytecode(code) {
-  const walked = code.walked;
-  const original = code.instructions;
-  if (!walked) return original.map((_, o) => ({ walked: null, original: o, changed: false }));
-  const used = new Set(walked.map((w) => w.original).filter((o) => o != null));
-  const rows = [];
-  let next = 0;   // the first original not shown yet
-  walked.forEach((w, k) => {
-    const o = w.original;
-    if (o != null && o >= next) {
-      for (; next < o; next++) rows.push({ walked: null, original: next, changed: true });
-      rows.push({ walked: k, original: o, changed: !!w.changed });
-      next = o + 1;
-    } else if (o == null && next < original.length && !used.has(next)) {
-      rows.push({ walked: k, original: next, changed: true });   // a replacement
-      next += 1;
-    } else {
-      rows.push({ walked: k, original: null, changed: w.changed !== false });
-    }
-  });
-  for (; next < original.length; next++) rows.push({ walked: null, original: next, changed: true });
-  return rows;
-}
-
-/** One instruction as a line of a listing: `  4 >>   30 CALL                 1`. */
-export function instructionText(ins, showLine) {
-  const line = showLine && ins.lineno != null ? String(ins.lineno) : "";
-  const mark = ins.is_jump_target ? ">>" : "  ";
-  return `${line.padStart(4)} ${mark} ${String(ins.offset).padStart(4)} ${ins.opname.padEnd(20)} ${ins.argrepr || ""}`.trimEnd();
-}
-
-function listingLines(list) {   // line numbers only where they change, as dis prints them
-  let last = null;
-  return list.map((ins) => {
-    const show = ins.lineno != null && ins.lineno !== last;
-    if (ins.lineno != null) last = ins.lineno;
-    return instructionText(ins, show);
-  });
-}
-
-/** A code's listings, made once: the walked and original lines, the walked index of each
- * offset, and the aligned rows where Dynamo cleaned the code. */
-export function codeListing(code) {
-  return memo(code, "listing", () => {
-    const walked = walkedOf(code);
-    const at = new Map(walked.map((ins, k) => [ins.offset, k]));
-    return {
-      walked: listingLines(walked), original: listingLines(code.instructions), at,
-      rows: code.walked && code.cleaned ? alignBytecode(code) : null,
-    };
-  });
 }
 
 // ---- js/panes/bytecode.js --------------------------------------------------------------------
@@ -4806,7 +4836,7 @@ export class Viewer {
     } else if (action) {
       this.act(action.dataset.action);
     } else {
-      const to = this.cmp.link(this.rec, t) || linkTarget(this.rec, this.compile, t);
+      const to = this.cmp.link(this.rec, t) || linkTarget(this.rec, this.compile, t, this.step);
       if (to) this.go(to.compile, to.step, { jump: true, flash: to.flash, note: to.note });
     }
   }

@@ -8,11 +8,33 @@
 import { guardStep, instructionOf, lastStep, memo, nameAt, nodeStep, recompileTarget, whereRead } from "./recording.js";
 import { code } from "./dom.js";
 import { guardReading } from "./guards.js";
+import { walkedOf } from "./bytecode.js";
 
-/** Where a click on element `t` of compile k leads: {compile, step, flash, note} (the
- * note as page content; `flash` marks what was followed), or null for no link. */
-export function linkTarget(rec, k, t) {
+/** The next step after i (else the first from the start) running the code of step i
+ * that `matches`, or null: where a click on a source line or a bytecode row leads. */
+export function nextRun(c, i, matches) {
+  const here = c.steps[i];
+  if (!here) return null;
+  const runs = (s) => s.code === here.code && matches(s);
+  for (let j = i + 1; j < c.steps.length; j++) if (runs(c.steps[j])) return j;
+  for (let j = 0; j <= i; j++) if (runs(c.steps[j])) return j;
+  return null;
+}
+
+/** Where a click on element `t` of compile k, shown at step i, leads: {compile, step,
+ * flash, note} (the note as page content; `flash` marks what was followed), or null. */
+export function linkTarget(rec, k, t, i = 0) {
   const c = rec.compiles[k];
+  const line = t.closest(".dl-source [data-line]");
+  const row = t.closest(".dl-bytecode [data-offset]");
+  if (line || row) {
+    const n = Number(line ? line.dataset.line : row.dataset.offset);
+    const to = nextRun(c, i, line ? (s) => s.lineno === n : (s) => s.offset === n);
+    const what = line ? `line ${n}` : `the instruction at offset ${n}`;
+    if (to == null) return { compile: k, step: i, note: `No step of this code runs ${what}.` };
+    return { compile: k, step: to, note: to > i ? `The next step that runs ${what}.` :
+      `No later step runs ${what}: this is the first that does.` };
+  }
   const reason = t.closest("[data-reason]");
   const guard = t.closest("[data-guard]");
   const node = t.closest("[data-node]");
@@ -160,7 +182,7 @@ export function peersOf(c, i, what) {
 
 // -- the linked panes (DOM) ------------------------------------------------------------------
 
-const POINTABLE = "[data-node], [data-guard-row], [data-var]";
+const POINTABLE = "[data-node], [data-guard-row], [data-var], .dl-source [data-line]";
 
 /** What a pointed-at element is: {node}, {guard} or {var}, or null. */
 function pointed(el) {
@@ -168,6 +190,7 @@ function pointed(el) {
   if (!t) return null;
   if (t.dataset.guardRow != null) return { el: t, what: { guard: Number(t.dataset.guardRow) } };
   if (t.dataset.var != null) return { el: t, what: { var: Number(t.dataset.var) } };
+  if (t.dataset.line != null) return { el: t, what: { line: Number(t.dataset.line) } };
   return { el: t, what: { node: Number(t.dataset.node) } };
 }
 
@@ -185,12 +208,20 @@ export function linkedPanes(root) {
   function mark() {
     clear();
     if (!target || !view || !view.c || !target.el.isConnected) { target = null; return; }
-    const c = view.c, p = peersOf(c, view.i, target.what);
+    const c = view.c;
     const add = (el) => {   // not what is pointed at, nor the graph's own marks of new and followed nodes
       if (el === target.el || el.closest(".dl-marks")) return;
       el.classList.add("dl-peer");
       marked.push(el);
     };
+    if (target.what.line != null) {   // a source line: the instructions Dynamo walks for it
+      const info = c.steps[view.i] && c.codes[c.steps[view.i].code];
+      for (const ins of info ? walkedOf(info) : []) {
+        if (ins.lineno === target.what.line) root.querySelectorAll(`.dl-bytecode [data-offset="${ins.offset}"]`).forEach(add);
+      }
+      return;
+    }
+    const p = peersOf(c, view.i, target.what);
     for (const k of p.nodes) root.querySelectorAll(`[data-node="${k}"]`).forEach(add);
     for (const g of p.guards) root.querySelectorAll(`[data-guard-row="${g}"]`).forEach(add);
     for (const id of p.vars) root.querySelectorAll(`[data-var="${id}"]`).forEach(add);

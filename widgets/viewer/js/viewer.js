@@ -227,7 +227,7 @@ export class Viewer {
     } else if (action) {
       this.act(action.dataset.action);
     } else {
-      const to = this.cmp.link(this.rec, t) || linkTarget(this.rec, this.compile, t);
+      const to = this.cmp.link(this.rec, t) || linkTarget(this.rec, this.compile, t, this.step);
       if (to) this.go(to.compile, to.step, { jump: true, flash: to.flash, note: to.note });
     }
   }
