@@ -234,13 +234,13 @@ def test_colours_are_jupyterlab_theme_variables_each_with_a_fallback():
             value = value.strip()
             if re.search(r"-(radius|width|style|offset)$", prop):
                 continue
-            if value in ("none", "transparent", "inherit") or re.fullmatch(r"[\d.]+px( solid| dotted)? transparent", value):
+            if value in ("none", "transparent", "inherit") or re.fullmatch(r"[\d.]+px( solid| dotted| dashed)? transparent", value):
                 continue
             uses = re.findall(r"var\((--[-\w]+)(,\s*[^()]+)?\)", value)
             assert uses, (prop, value)
             for name, fallback in uses:
                 assert name.startswith("--jp-") and fallback, (prop, value)
-            bare = re.sub(r"var\([^()]*\)|color-mix\(|in srgb|\d+%|[\d.]+px|solid|dotted|transparent|[,)]", "", value)
+            bare = re.sub(r"var\([^()]*\)|color-mix\(|in srgb|\d+%|[\d.]+px|solid|dotted|dashed|transparent|[,)]", "", value)
             assert not bare.strip(), (prop, value)
 
 
