@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { viewer, recording, compileById, sinStep, synthetic } from "./load.mjs";
 
 const { nextLine, nextNode, nextGuard, breakStep, guardStep, nodeStep, whereRead, recompileTarget,
-  lastStep } = viewer;
+  lastStep, frameBefore } = viewer;
 
 const rec = recording("viewer");
 
@@ -18,6 +18,29 @@ test("next node and next guard land on the next step that adds one, never past o
         if (j != null) assert.ok(j > i && c.steps[j][field].length > 0);
       }
     }
+  }
+});
+
+test("a step's frame goes back to the last step at its depth, in its code and callers, with none shallower between", () => {
+  for (const c of rec.compiles) {
+    let inlined = 0;
+    for (let i = 0; i < c.steps.length; i++) {
+      const s = c.steps[i], j = frameBefore(c, i);
+      if (j == null) {
+        // a frame begins: step i - 1 was shallower (a call into it) or another frame at its depth
+        const before = c.steps.slice(0, i).reverse().find((t) => t.depth <= s.depth);
+        assert.ok(!before || before.depth < s.depth || before.code !== s.code ||
+          JSON.stringify(before.inline_stack) !== JSON.stringify(s.inline_stack), `${c.compile_id} step ${i}`);
+        continue;
+      }
+      const t = c.steps[j];
+      assert.ok(j < i && t.depth === s.depth && t.code === s.code, `${c.compile_id} step ${i}`);
+      assert.deepEqual(t.inline_stack, s.inline_stack);
+      const between = c.steps.slice(j + 1, i);
+      assert.ok(between.every((x) => x.depth > s.depth), `${c.compile_id} step ${i}: a shallower step between`);
+      if (between.length) inlined++;
+    }
+    if (c.steps.some((s) => s.depth > 0)) assert.ok(inlined > 0, "some frame goes on across an inlined call");
   }
 });
 

@@ -20,10 +20,28 @@ export function bytesOf(data) {
   throw new TypeError("expected bytes (a DataView, ArrayBuffer or Uint8Array)");
 }
 
-/** gunzip, then UTF-8 decode. */
+/** gunzip, then UTF-8 decode. The chunks go straight into one buffer of the size gzip's
+ * last four bytes give (what it holds, mod 2^32), decoded once: on a 55 MB recording about
+ * half the time of `new Response(stream).text()`, which joins and decodes as it goes. */
 export async function gunzipText(data) {
-  const stream = new Blob([bytesOf(data)]).stream().pipeThrough(new DecompressionStream("gzip"));
-  return await new Response(stream).text();
+  const bytes = bytesOf(data);
+  const inflate = new DecompressionStream("gzip");
+  const writer = inflate.writable.getWriter();
+  writer.write(bytes).catch(() => {});   // a bad stream is reported by the reader below
+  writer.close().catch(() => {});
+  const tail = bytes.length >= 4 ? new DataView(bytes.buffer, bytes.byteOffset + bytes.length - 4, 4).getUint32(0, true) : 0;
+  let out = new Uint8Array(tail), at = 0;
+  const reader = inflate.readable.getReader();
+  for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    if (at + r.value.length > out.length) {   // more than one gzip member, or over 4 GB
+      const bigger = new Uint8Array(Math.max(2 * out.length, at + r.value.length));
+      bigger.set(out.subarray(0, at));
+      out = bigger;
+    }
+    out.set(r.value, at);
+    at += r.value.length;
+  }
+  return new TextDecoder().decode(out.subarray(0, at));
 }
 
 /** The recording exactly as `Recording.to_json()` wrote it. */
@@ -73,21 +91,19 @@ function sameFrame(a, b) {   // the same code, called from the same chain of [na
   return x === y || x.every((p, j) => p[0] === y[j][0] && p[1] === y[j][1]);
 }
 
-/** For each step, the previous step of the same frame (null where a frame begins).
- * Inlined calls run deeper; a frame goes on only while the code and the chain of callers
- * stay the same and no shallower step came in between. */
-export function frameLinks(c) {
-  return memo(c, "frames", () => {
-    const prev = new Array(c.steps.length).fill(null);
-    const lastAt = new Map();
-    c.steps.forEach((s, pos) => {
-      const j = lastAt.get(s.depth);
-      if (j !== undefined && sameFrame(c.steps[j], s)) prev[pos] = j;
-      lastAt.set(s.depth, pos);
-      for (const d of [...lastAt.keys()]) if (d > s.depth) lastAt.delete(d);
-    });
-    return prev;
-  });
+/** The previous step of step i's frame (null where a frame begins). Inlined calls run
+ * deeper; a frame goes on only while the code and the chain of callers stay the same and
+ * no shallower step came in between. Looked for back from i, so painting one step never
+ * walks the whole compile (a 140,000-step loop at one depth finds it at i - 1). */
+export function frameBefore(c, i) {
+  const steps = c.steps, s = steps[i];
+  if (!s) return null;
+  for (let j = i - 1; j >= 0; j--) {
+    const d = steps[j].depth;
+    if (d < s.depth) return null;
+    if (d === s.depth) return sameFrame(steps[j], s) ? j : null;
+  }
+  return null;
 }
 
 function nextMarks(c) {
@@ -233,7 +249,7 @@ export function guardsAt(c, i) {
  * `kept` entries stayed at the bottom, then `popped` went and `pushed` came. */
 export function stackChange(c, i) {
   const s = c.steps[i];
-  const j = frameLinks(c)[i];
+  const j = frameBefore(c, i);
   const before = j == null ? [] : c.steps[j].stack;
   let kept = 0;
   while (kept < before.length && kept < s.stack.length && before[kept] === s.stack[kept]) kept++;
@@ -2699,7 +2715,7 @@ export function stackView(c, i) {
   for (let pos = s.stack.length - 1; pos >= 0; pos--) {
     stack.push({ v: c.vars[s.stack[pos]], isNew: !ch.first && pos >= ch.kept });
   }
-  const j = frameLinks(c)[i];
+  const j = frameBefore(c, i);
   const then = j == null ? null : c.steps[j].locals;
   const locals = Object.entries(s.locals).map(([name, id]) =>
     ({ name, v: c.vars[id], isNew: !!then && then[name] !== id }));

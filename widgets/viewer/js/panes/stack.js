@@ -2,7 +2,7 @@
 // step, what the step pushed or stored marked. A tracker's source links (`data-source`)
 // to the step that first read it.
 
-import { frameLinks, stackChange } from "../recording.js";
+import { frameBefore, stackChange } from "../recording.js";
 import { crumbs, h, noSteps, pane, part, resetPane, setTitle, sync, textRow } from "../dom.js";
 import { scrollIntoPane } from "../scroll.js";
 import { withSymbols } from "../help.js";
@@ -16,7 +16,7 @@ export function stackView(c, i) {
   for (let pos = s.stack.length - 1; pos >= 0; pos--) {
     stack.push({ v: c.vars[s.stack[pos]], isNew: !ch.first && pos >= ch.kept });
   }
-  const j = frameLinks(c)[i];
+  const j = frameBefore(c, i);
   const then = j == null ? null : c.steps[j].locals;
   const locals = Object.entries(s.locals).map(([name, id]) =>
     ({ name, v: c.vars[id], isNew: !!then && then[name] !== id }));
