@@ -515,3 +515,42 @@ def test_cleaned_bytecode_and_its_original_line_up_row_for_row(opened, tmp_path)
     assert not any(cell["cut"] for row in cells for cell in row), cells
     assert any("POP_JUMP_FORWARD_IF_NONE" in row[1]["text"] for row in cells)
     o.assert_quiet()
+
+
+@pytest.mark.browser
+def test_the_installed_code_and_the_guard_tree_lead_back_to_their_steps_and_guards(opened, exported,
+                                                                                   viewer_recording):
+    k = next(j for j, c in enumerate(viewer_recording.compiles) if c.resume_functions)
+    c = viewer_recording.compiles[k]
+    brk = min(c.graph_break.step, len(c.steps) - 1)
+    o = opened(exported)
+    root = o.root()
+    o.model_set("compile", k)
+    root.locator("details.dl-compare > summary").click()
+    root.locator(".dl-rewritten [data-graph-call]").first.click()
+    assert o.step()[0] == brk, "the graph call leads to the step where tracing stopped"
+    assert "compiled the graph" in root.text_content()
+    o.model_set("step", 0)
+    resume = root.locator(".dl-rewritten [data-resume]").first
+    resume.focus()
+    o.page.keyboard.press("Enter")        # from the keyboard as from the pointer
+    assert o.step()[0] == brk, "a resume call leads to the break that made it"
+    assert c.resume_functions[0].code_name in root.text_content()
+    # A guard-tree leaf: to the step that installed its guard, the guard marked in its pane.
+    g = next(j for j, d in enumerate(c.guard_details) if d.leaf is not None and d.step is not None
+             and d.step != brk)
+    root.locator("details.dl-details:not(.dl-compare) > summary").filter(has_text="Guard tree").click()
+    row = root.locator(f'.dl-guard-tree [data-guard="{g}"]')
+    assert c.guards[c.guard_details[g].leaf] in row.text_content()
+    row.hover()
+    assert root.locator(f'.dl-guards [data-guard-row="{g}"].dl-peer').count() == 1
+    row.click()
+    assert o.step()[0] == c.guard_details[g].step
+    assert root.locator(f'.dl-guards li.dl-flash[data-guard-row="{g}"]').count() == 1
+    # An ambient guard's leaf: the guard shown in its pane, the step kept.
+    a = next(j for j, d in enumerate(c.guard_details) if d.leaf is not None and d.ambient)
+    here = o.step()[0]
+    root.locator(f'.dl-guard-tree [data-guard="{a}"]').click()
+    assert o.step()[0] == here
+    assert root.locator(f'.dl-guards li.dl-flash[data-guard-row="{a}"]').count() == 1
+    o.assert_quiet()

@@ -634,7 +634,7 @@ export function helpTips(root, context) {
 
 // -- the viewer's aids, as one more pane ---------------------------------------------------
 
-/** The tooltips, the live region and Enter on a guard or graph node (keyboard-only
+/** The tooltips, the live region and Enter on a guard, a graph node or a linked row (keyboard-only
  * provenance), on a viewer's root: a pane the Viewer paints like the others. The help is
  * the model's `help` value; Enter follows a link as a click does (`viewer.follow`). */
 export function helpAids(viewer) {
@@ -645,7 +645,7 @@ export function helpAids(viewer) {
   const live = announcer();
   root.addEventListener("keydown", (e) => {   // before the Viewer's own keys: registered first
     const linked = e.key === "Enter" && !e.ctrlKey && !e.metaKey && !e.altKey && e.target.closest &&
-      e.target.closest("[data-guard], [data-node]");
+      e.target.closest("[data-guard], [data-node], [data-graph-call], [data-resume], .dl-details [data-source]");
     if (!linked || linked.tagName === "BUTTON") return;
     e.preventDefault();
     e.stopImmediatePropagation();
@@ -1858,6 +1858,19 @@ export function linkTarget(rec, k, t, i = 0) {
     return { compile: k, step: to, note: to > i ? `The next step that runs ${what}.` :
       `No later step runs ${what}: this is the first that does.` };
   }
+  const graphCall = t.closest("[data-graph-call]");
+  const resume = t.closest("[data-resume]");
+  if ((graphCall || resume) && c.steps.length) {   // rows of the installed code (panes/details.js)
+    const at = breakStep(c);
+    if (resume) {
+      const r = c.resume_functions[Number(resume.dataset.resume)];
+      return { compile: k, step: at ?? lastStep(c), note: at == null ? ["The recording has no step of the graph break that made ", code(r.code_name)] :
+        ["The graph break at this step made the resume function ", code(r.code_name), ", which the installed code calls after the graph"] };
+    }
+    return { compile: k, step: at ?? lastStep(c), note: at == null ?
+      `Dynamo stopped tracing at the end of the frame, here, and compiled the graph this row calls (${c.nodes.length} nodes).` :
+      `Dynamo stopped tracing at this graph break and compiled the graph the installed code calls (${c.nodes.length} nodes).` };
+  }
   const reason = t.closest("[data-reason]");
   const guard = t.closest("[data-guard]");
   const node = t.closest("[data-node]");
@@ -1880,7 +1893,9 @@ export function linkTarget(rec, k, t, i = 0) {
     const to = guardStep(c, g);
     if (to == null) {
       // Installed after tracing (a search result): listed from the last step on.
-      if (!detail || detail.ambient || !c.steps.length) return null;
+      if (!detail || !c.steps.length) return null;
+      if (detail.ambient) return { compile: k, step: i, flash: { guard: g }, note: ["Dynamo installs ", code(detail.text),
+        " on every compile, for the state around the frame: no step installed it"] };
       return { compile: k, step: lastStep(c), flash: { guard: g }, note: ["Dynamo installed the guard ", code(detail.text),
         " after tracing, when it compiled the graph: it is listed from the last step on"] };
     }
@@ -3539,7 +3554,8 @@ export function guardsPane() {
     if (s.ambient.length) {
       const summary = `${plural(s.ambient.length, "ambient guard")}: the global state every frame checks, installed before the first instruction`;
       if (ambient.firstChild.textContent !== summary) ambient.firstChild.textContent = summary;
-      sync(ambient.lastChild, ambient.open ? s.ambient.map((j) => guardItem(c, j, { i, asWritten })) : []);
+      if (flashed != null && s.ambient.includes(flashed)) ambient.open = true;   // a guard-tree leaf led here
+      sync(ambient.lastChild, ambient.open ? s.ambient.map((j) => guardItem(c, j, { i, asWritten, flashed })) : []);
       if (!ambient.__dlToggle) {
         ambient.__dlToggle = true;
         ambient.addEventListener("toggle", () => { if (last) paint(last); });
@@ -3577,16 +3593,49 @@ export function guardsPane() {
 
 // Below the panes, per compile and made on demand when unfolded: the original bytecode
 // beside the modified bytecode Dynamo installed (with its resume functions), and the
-// guard tree exactly as TORCH_LOGS=guards prints it.
+// guard tree exactly as TORCH_LOGS=guards prints it. Rows lead back where the recording
+// says they came from (provenance.js follows them): the graph call to the step where
+// Dynamo stopped tracing and compiled that graph, a resume function's call to the graph
+// break that made it, a frame local the installed code loads to the step that first read
+// it, a guard-tree leaf to its guard (in the guards pane, and the step that installed it).
+// The recording keeps no origin for the other installed rows (`Instr.original` is set for
+// the listing Dynamo walks, not for the code it installs), so they lead nowhere.
+
+// `| | +- KIND: check  # comment`: a leaf of the guard tree (capture/internals.py reads them alike)
+const LEAF = /^[| ]*\+- [A-Z][A-Z0-9_]*: /;
+
+/** Where a row of an installed listing leads: data-* attributes, or null. */
+export function installedLink(c, line) {
+  if (line.includes("__compiled_fn_")) return { "data-graph-call": "1" };
+  const r = c.resume_functions.findIndex((f) => f.global_name && line.includes(f.global_name));
+  if (r >= 0) return { "data-resume": r };
+  const local = /\b(?:LOAD_FAST|LOAD_DEREF|LOAD_CLOSURE)\s+(\w+)\s*$/.exec(line);
+  const source = local && `L['${local[1]}']`;
+  return source && whereRead(c, source) != null ? { "data-source": source } : null;
+}
 
 /** The modified bytecode's listing, Dynamo's own bookkeeping and graph calls marked. */
-function listing(text) {
+function listing(c, text) {
   return h("pre", { class: "dl-code" }, text.split("\n").slice(1).map((line) => {
     let cls = "dl-row";
     if (line.includes("record_pregraph_bytecode")) cls += " dl-runtime";   // Dynamo's own bookkeeping
     else if (line.includes("__compiled_fn_") || line.includes("__resume_at_")) cls += " dl-callgraph";
-    return h("span", { class: cls }, line);
+    const link = cls.includes("dl-runtime") ? null : installedLink(c, line);
+    return h("span", link ? { class: `${cls} dl-linked`, tabindex: 0, ...link } : { class: cls }, line);
   }));
+}
+
+/** For each line of the guard tree, the guard (index in guard_details) of its leaf, or null:
+ * leaves count in order (`Compile.guards`), and a guard's `leaf` names its line. */
+export function treeGuards(c) {
+  const byLeaf = new Map();
+  c.guard_details.forEach((g, k) => { if (g.leaf != null && !byLeaf.has(g.leaf)) byLeaf.set(g.leaf, k); });
+  let leaf = 0;
+  return (c.guard_tree || "").replace(/^\n+|\n+$/g, "").split("\n").map((line) => {
+    if (!LEAF.test(line)) return null;
+    const g = byLeaf.get(leaf++);
+    return g === undefined ? null : g;
+  });
 }
 
 function modifiedBody(c) {
@@ -3598,10 +3647,10 @@ function modifiedBody(c) {
   if (c.resume_functions.length) {
     out.push(h("div", { class: "dl-dim" }, "Resume functions: ", commaList(c.resume_functions.map((r) => r.code_name))));
   }
-  out.push(listing(c.modified_bytecode));
+  out.push(listing(c, c.modified_bytecode));
   for (const r of c.resume_functions) {
     out.push(h("details", null, h("summary", null, "resume function ", code(r.code_name), " (global ", code(r.global_name), ")"),
-      listing(r.bytecode)));
+      listing(c, r.bytecode)));
   }
   return ["Modified bytecode", out];
 }
@@ -3615,10 +3664,14 @@ function originalBody(c) {
 }
 
 function treeBody(c) {
-  return c.guard_tree ?
-    ["Guard tree", h("pre", { class: "dl-code" },
-      c.guard_tree.replace(/^\n+|\n+$/g, "").split("\n").map((line) => h("span", { class: "dl-row" }, line)))] :
-    ["Guard tree", h("div", { class: "dl-faint" }, `None: this compile produced no cache entry (outcome ${c.outcome}).`)];
+  if (c.guard_tree) {
+    const guards = treeGuards(c);
+    return ["Guard tree", h("pre", { class: "dl-code" },
+      c.guard_tree.replace(/^\n+|\n+$/g, "").split("\n").map((line, j) => guards[j] == null ?
+        h("span", { class: "dl-row" }, line) :
+        h("span", { class: "dl-row dl-linked", tabindex: 0, "data-guard": guards[j], "data-guard-row": guards[j] }, line)))];
+  }
+  return ["Guard tree", h("div", { class: "dl-faint" }, `None: this compile produced no cache entry (outcome ${c.outcome}).`)];
 }
 
 /** A folded section of panes, filled for the compile shown whenever it is open. */

@@ -205,7 +205,7 @@ export function helpTips(root, context) {
 
 // -- the viewer's aids, as one more pane ---------------------------------------------------
 
-/** The tooltips, the live region and Enter on a guard or graph node (keyboard-only
+/** The tooltips, the live region and Enter on a guard, a graph node or a linked row (keyboard-only
  * provenance), on a viewer's root: a pane the Viewer paints like the others. The help is
  * the model's `help` value; Enter follows a link as a click does (`viewer.follow`). */
 export function helpAids(viewer) {
@@ -216,7 +216,7 @@ export function helpAids(viewer) {
   const live = announcer();
   root.addEventListener("keydown", (e) => {   // before the Viewer's own keys: registered first
     const linked = e.key === "Enter" && !e.ctrlKey && !e.metaKey && !e.altKey && e.target.closest &&
-      e.target.closest("[data-guard], [data-node]");
+      e.target.closest("[data-guard], [data-node], [data-graph-call], [data-resume], .dl-details [data-source]");
     if (!linked || linked.tagName === "BUTTON") return;
     e.preventDefault();
     e.stopImmediatePropagation();

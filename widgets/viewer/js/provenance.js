@@ -5,7 +5,7 @@
 // panes (the node, the stack and locals entries holding it, the guards on its source, the
 // instruction and line that made it), so what the learner points at is found everywhere.
 
-import { guardStep, instructionOf, lastStep, memo, nameAt, nodeStep, recompileTarget, whereRead } from "./recording.js";
+import { breakStep, guardStep, instructionOf, lastStep, memo, nameAt, nodeStep, recompileTarget, whereRead } from "./recording.js";
 import { code } from "./dom.js";
 import { guardReading } from "./guards.js";
 import { walkedOf } from "./bytecode.js";
@@ -35,6 +35,19 @@ export function linkTarget(rec, k, t, i = 0) {
     return { compile: k, step: to, note: to > i ? `The next step that runs ${what}.` :
       `No later step runs ${what}: this is the first that does.` };
   }
+  const graphCall = t.closest("[data-graph-call]");
+  const resume = t.closest("[data-resume]");
+  if ((graphCall || resume) && c.steps.length) {   // rows of the installed code (panes/details.js)
+    const at = breakStep(c);
+    if (resume) {
+      const r = c.resume_functions[Number(resume.dataset.resume)];
+      return { compile: k, step: at ?? lastStep(c), note: at == null ? ["The recording has no step of the graph break that made ", code(r.code_name)] :
+        ["The graph break at this step made the resume function ", code(r.code_name), ", which the installed code calls after the graph"] };
+    }
+    return { compile: k, step: at ?? lastStep(c), note: at == null ?
+      `Dynamo stopped tracing at the end of the frame, here, and compiled the graph this row calls (${c.nodes.length} nodes).` :
+      `Dynamo stopped tracing at this graph break and compiled the graph the installed code calls (${c.nodes.length} nodes).` };
+  }
   const reason = t.closest("[data-reason]");
   const guard = t.closest("[data-guard]");
   const node = t.closest("[data-node]");
@@ -57,7 +70,9 @@ export function linkTarget(rec, k, t, i = 0) {
     const to = guardStep(c, g);
     if (to == null) {
       // Installed after tracing (a search result): listed from the last step on.
-      if (!detail || detail.ambient || !c.steps.length) return null;
+      if (!detail || !c.steps.length) return null;
+      if (detail.ambient) return { compile: k, step: i, flash: { guard: g }, note: ["Dynamo installs ", code(detail.text),
+        " on every compile, for the state around the frame: no step installed it"] };
       return { compile: k, step: lastStep(c), flash: { guard: g }, note: ["Dynamo installed the guard ", code(detail.text),
         " after tracing, when it compiled the graph: it is listed from the last step on"] };
     }

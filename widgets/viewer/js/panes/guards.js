@@ -219,7 +219,8 @@ export function guardsPane() {
     if (s.ambient.length) {
       const summary = `${plural(s.ambient.length, "ambient guard")}: the global state every frame checks, installed before the first instruction`;
       if (ambient.firstChild.textContent !== summary) ambient.firstChild.textContent = summary;
-      sync(ambient.lastChild, ambient.open ? s.ambient.map((j) => guardItem(c, j, { i, asWritten })) : []);
+      if (flashed != null && s.ambient.includes(flashed)) ambient.open = true;   // a guard-tree leaf led here
+      sync(ambient.lastChild, ambient.open ? s.ambient.map((j) => guardItem(c, j, { i, asWritten, flashed })) : []);
       if (!ambient.__dlToggle) {
         ambient.__dlToggle = true;
         ambient.addEventListener("toggle", () => { if (last) paint(last); });
