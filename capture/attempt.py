@@ -23,7 +23,7 @@ from .bytecode import CodeReader, disassemble_code, instructions, step_fields
 from .explain import registry_entry
 from .graph import describe_node, node_name
 from .guards import describe_guard
-from .recording import Compile, GraphBreak, Outcome, ResumeFunction, Step
+from .recording import Compile, GraphBreak, Outcome, ResumeFunction
 from .text import LINE_LIMIT, MAX_NAME, exact, listing, shorten
 from .variables import VarReader
 
@@ -52,7 +52,8 @@ class LocalsReading:
     """A translator's symbolic locals as the last step read them (see `_locals`)."""
 
     key: tuple                  # (the names, the ids of their trackers)
-    ids_by_name: dict[str, int]  # what the step stored (shared by steps while unchanged)
+    held: tuple                 # those trackers, so that their ids stay theirs
+    pairs: tuple[tuple[str, int], ...]  # what the step stored: (name, index), shared while unchanged
     changing: tuple[int, ...]   # positions whose reading can still change
     ids: tuple[int, ...]        # the readings' indices, by position
 
@@ -143,26 +144,24 @@ class AttemptRecorder:
 
         tx_stack = internals.stack(tx)
         self.top = tx_stack[-1] if tx_stack else None
-        c.steps.append(Step(
-            index=index, offset=offset, opname=opname, argrepr=argrepr, lineno=lineno,
-            depth=depth, code=code, code_name=code_name,
-            stack_ids=self.reader.indices(tx_stack), locals_ids=self._locals(tx),
-            graph_size=self.graph_n, nodes_added=nodes_added, nodes_renamed=renamed,
-            guards_added=guards_added, inline_stack=inline_stack, vars=c.vars))
+        c.steps.add((index, offset, opname, argrepr, lineno, depth, code, code_name,
+                     self.reader.indices(tx_stack), self._locals(tx), self.graph_n,
+                     tuple(nodes_added), tuple(renamed), tuple(guards_added), inline_stack))
 
-    def _locals(self, tx: Any) -> dict[str, int]:
-        """The symbolic locals as indices of readings; the previous step's dict if unchanged.
+    def _locals(self, tx: Any) -> tuple[tuple[str, int], ...]:
+        """The symbolic locals as (name, index of its reading) pairs, as `Steps` stores
+        them; the previous step's tuple if unchanged.
 
         The same names bound to the same tracker objects read the same, except
         those whose reading can still change (see `VarReader`): only those are
-        looked at again. An equal result still shares the previous dict.
+        looked at again. An equal result still shares the previous tuple.
         """
         raw = internals.symbolic_locals(tx)
         values = tuple(raw.values())
         key = (tuple(raw), tuple(map(id, values)))
         last = self.last_locals.get(id(tx))
         if last is not None and last.key == key:
-            out, changing = last.ids_by_name, last.changing
+            out, changing = last.pairs, last.changing
             if not changing:
                 return out
             read, ids = self.reader.index, last.ids
@@ -173,14 +172,13 @@ class AttemptRecorder:
                 return out
         ids = self.reader.indices(values)
         changing = self.reader.may_change(values)
-        out = dict(zip(map(self._local_name, key[0]), ids))
-        # Every tracker read stays alive in the reader, so the ids in `key` stay theirs.
+        out = tuple(zip(map(self._local_name, key[0]), ids))
         if last is None:
-            self.last_locals[id(tx)] = LocalsReading(key, out, changing, ids)
+            self.last_locals[id(tx)] = LocalsReading(key, values, out, changing, ids)
         else:
-            if last.ids_by_name == out:
-                out = last.ids_by_name  # share the unchanged dict between steps
-            last.key, last.ids_by_name, last.changing, last.ids = key, out, changing, ids
+            if last.pairs == out:
+                out = last.pairs  # share the unchanged tuple between steps
+            last.key, last.held, last.pairs, last.changing, last.ids = key, values, out, changing, ids
         return out
 
     def _local_name(self, name: str) -> str:

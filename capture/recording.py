@@ -28,8 +28,9 @@ import dataclasses
 import json
 import operator
 import sys
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from .text import guard_where
 
@@ -256,7 +257,7 @@ class GraphBreak:
     registry: dict[str, Any] | None = None
 
 
-@dataclass(slots=True, eq=False, kw_only=True)
+@dataclass(slots=True, eq=False)
 class Step:
     """One instruction the tracer executed, and the state it left behind.
 
@@ -347,6 +348,91 @@ class Step:
         return text
 
 
+# NOTE (the collector): a compile's steps are kept as plain tuples, which Python's
+# garbage collector stops tracking once it finds they hold only numbers, strings and
+# such tuples (a dict inside keeps a tuple tracked, so the locals are kept as
+# (name, index) pairs), where a `Step` object is tracked for as long as it lives. A real
+# model's compile makes tens of thousands of steps; as tracked objects they pushed a
+# full collection into the program's own time (bench/README.md, "The collector"). A
+# `Step` is made when one is read.
+
+
+def _step(row: tuple, table: list[Var]) -> Step:
+    (index, offset, opname, argrepr, lineno, depth, code, code_name, stack, locals_,
+     graph_size, added, renamed, guards, inline_stack) = row
+    return Step(index, offset, opname, argrepr, lineno, depth, code, code_name, stack,
+                dict(locals_), graph_size, list(added) if added else (),
+                list(renamed) if renamed else (), list(guards) if guards else (), inline_stack,
+                table)
+
+
+class Steps(Sequence[Step]):
+    """A compile's steps: a sequence of `Step`s over the compile's table of readings,
+    stored as plain tuples (see the note above)."""
+
+    __slots__ = ("_rows", "_vars")
+
+    def __init__(self, vars: list[Var], steps: Iterable[Step] = ()) -> None:
+        self._vars = vars
+        self._rows: list[tuple] = []
+        for s in steps:
+            self.append(s)
+
+    def add(self, row: tuple) -> None:
+        """Store a step given as its fields in order (all but `vars`), each a number, a
+        string, None or a tuple of those; the locals as a tuple of (name, index) pairs."""
+        self._rows.append(row)
+
+    def append(self, step: Step) -> None:
+        stack, locals_ = step.stack_ids, step.locals_ids
+        if step.vars is not self._vars:  # a step made over a table of its own
+            table, moved = self._vars, {}
+            for i in (*stack, *locals_.values()):
+                if i not in moved:
+                    moved[i] = len(table)
+                    table.append(step.vars[i])
+            stack = tuple(moved[i] for i in stack)
+            locals_ = {k: moved[i] for k, i in locals_.items()}
+        self._rows.append((step.index, step.offset, step.opname, step.argrepr, step.lineno,
+                           step.depth, step.code, step.code_name, tuple(stack),
+                           tuple(locals_.items()),
+                           step.graph_size, tuple(step.nodes_added),
+                           tuple(tuple(p) for p in step.nodes_renamed),
+                           tuple(step.guards_added), tuple(step.inline_stack)))
+
+    def rows(self) -> list[tuple]:
+        """The stored tuples, in order (read, never change them)."""
+        return self._rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, i: int) -> Step: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Step]: ...
+
+    def __getitem__(self, i: int | slice) -> Step | list[Step]:
+        if isinstance(i, slice):
+            return [_step(row, self._vars) for row in self._rows[i]]
+        return _step(self._rows[i], self._vars)
+
+    def __iter__(self) -> Iterator[Step]:
+        table = self._vars
+        for row in self._rows:
+            yield _step(row, table)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, (Steps, list, tuple)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]  # filled in while Dynamo runs
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} steps>"
+
+
 class Outcome:
     """How a compile attempt ended: one of these names, in `Compile.outcome`."""
 
@@ -397,7 +483,7 @@ class Compile:
     firstlineno: int
     source_lines: list[str] = field(default_factory=list)
     codes: list[CodeInfo] = field(default_factory=list)
-    steps: list[Step] = field(default_factory=list)
+    steps: Steps = field(default_factory=list)  # type: ignore[assignment]  # see __post_init__
     # every reading of a tracker the steps refer to, by index (see Step)
     vars: list[Var] = field(default_factory=list)
     nodes: list[Node] = field(default_factory=list)
@@ -424,6 +510,10 @@ class Compile:
     generation: int = 0
     # AOTAutograd's and Inductor's stages, in pipeline order (record(after_dynamo=True))
     stages: tuple[Stage, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.steps, Steps):  # a list of Steps, or none
+            self.steps = Steps(self.vars, self.steps)
 
     @property
     def frame_id(self) -> int:
@@ -623,44 +713,24 @@ def _record(cls: type, d: dict[str, Any]) -> Any:
     return cls(**{k: value(v) for k, v in d.items()})
 
 
-_STEP_FIELDS = [f.name for f in dataclasses.fields(Step) if f.name not in ("stack_ids",
-                                                                           "locals_ids", "vars")]
-_STEP_GETTER = operator.attrgetter(*_STEP_FIELDS)
 _COMPILE_LISTS = {"nodes": Node, "guard_details": Guard, "resume_functions": ResumeFunction,
                   "failed_guards": FailedGuard}
 
 
 def _compile_to_dict(c: Compile) -> dict[str, Any]:
-    vars_out = [_plain(v) for v in c.vars]
-    # Steps made by hand may carry tables of their own: theirs are added after.
-    offsets: dict[int, dict[int, int]] = {}
-
-    def remap(s: Step) -> tuple[list[int], dict[str, int]]:
-        if s.vars is c.vars:
-            return list(s.stack_ids), dict(s.locals_ids)
-        moved = offsets.get(id(s.vars))
-        if moved is None:
-            moved = offsets[id(s.vars)] = {}
-        for i in (*s.stack_ids, *s.locals_ids.values()):
-            if i not in moved:
-                moved[i] = len(vars_out)
-                vars_out.append(_plain(s.vars[i]))
-        return [moved[i] for i in s.stack_ids], {k: moved[i] for k, i in s.locals_ids.items()}
-
+    vars_out = [_plain(v) for v in c.vars]  # every step's readings are in it (see Steps)
     steps = []
     stacks: dict[tuple, list] = {}
-    get = _STEP_GETTER
-    for s in c.steps:
-        d = dict(zip(_STEP_FIELDS, get(s)))
-        d["stack"], d["locals"] = remap(s)
-        d["nodes_added"] = list(s.nodes_added)
-        d["nodes_renamed"] = [list(p) for p in s.nodes_renamed]
-        d["guards_added"] = list(s.guards_added)
-        crumbs = stacks.get(s.inline_stack)
+    for (index, offset, opname, argrepr, lineno, depth, code, code_name, stack, locals_,
+         graph_size, added, renamed, guards, inline_stack) in c.steps.rows():
+        crumbs = stacks.get(inline_stack)
         if crumbs is None:  # steps of one inlined call share their callers: converted once
-            crumbs = stacks[s.inline_stack] = [list(x) for x in s.inline_stack]
-        d["inline_stack"] = crumbs
-        steps.append(d)
+            crumbs = stacks[inline_stack] = [list(x) for x in inline_stack]
+        steps.append({"index": index, "offset": offset, "opname": opname, "argrepr": argrepr,
+                      "lineno": lineno, "depth": depth, "code": code, "code_name": code_name,
+                      "graph_size": graph_size, "nodes_added": list(added),
+                      "nodes_renamed": [list(p) for p in renamed], "guards_added": list(guards),
+                      "inline_stack": crumbs, "stack": list(stack), "locals": dict(locals_)})
     out: dict[str, Any] = {}
     for f in dataclasses.fields(Compile):
         value = getattr(c, f.name)
@@ -685,23 +755,24 @@ def _compile_to_dict(c: Compile) -> dict[str, Any]:
 def _compile_from_dict(d: dict[str, Any]) -> Compile:
     d = dict(d)
     vars_ = [Var(**v) for v in d["vars"]]
-    steps = []
-    last_locals: dict[tuple, dict[str, int]] = {}  # steps of one frame share unchanged locals
+    steps = Steps(vars_)
+    add = steps.add
+    # steps of one frame share unchanged locals: (as read, as stored)
+    last_locals: dict[tuple, tuple[dict, tuple]] = {}
     for s in d["steps"]:
-        s = dict(s)
-        inline_stack = tuple((a, b) for a, b in s.pop("inline_stack"))
+        inline_stack = tuple((a, b) for a, b in s["inline_stack"])
         where = (s["code"], inline_stack)
-        locals_ = s.pop("locals")
-        if last_locals.get(where) == locals_:
-            locals_ = last_locals[where]
+        read = s["locals"]
+        last = last_locals.get(where)
+        if last is not None and last[0] == read:
+            locals_ = last[1]
         else:
-            last_locals[where] = locals_
-        stack = tuple(s.pop("stack"))
-        added, renamed, guards = s.pop("nodes_added"), s.pop("nodes_renamed"), s.pop("guards_added")
-        steps.append(Step(**s, stack_ids=stack, locals_ids=locals_, inline_stack=inline_stack,
-                          nodes_added=list(added) or (),
-                          nodes_renamed=[tuple(p) for p in renamed] or (),
-                          guards_added=list(guards) or (), vars=vars_))
+            locals_ = tuple(read.items())
+            last_locals[where] = (read, locals_)
+        add((s["index"], s["offset"], s["opname"], s["argrepr"], s["lineno"], s["depth"],
+             s["code"], s.get("code_name", ""), tuple(s["stack"]), locals_, s.get("graph_size", 0),
+             tuple(s["nodes_added"]), tuple(tuple(p) for p in s["nodes_renamed"]),
+             tuple(s["guards_added"]), inline_stack))
     d["vars"], d["steps"] = vars_, steps
     d["codes"] = [CodeInfo.from_dict(ci) for ci in d["codes"]]
     for name, cls in _COMPILE_LISTS.items():

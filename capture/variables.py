@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import weakref
 from typing import Any, NamedTuple
 
 from .internals import (
@@ -85,6 +86,12 @@ def _type_name(t: Any) -> str | None:
         return None
 
 
+class _Held(weakref.ref):
+    """A weak reference to a tracker whose reading is kept, by the id it is kept under."""
+
+    __slots__ = ("key",)
+
+
 class VarReader:
     """Reads trackers into a compile's table of `Var`s, each tracker once while it reads the same.
 
@@ -95,18 +102,27 @@ class VarReader:
     unrealized lazy (it may be realized since) and a container (its length, the
     one thing its reading shows, changes when it is mutated in place).
     Equal readings share one entry of the table.
+
+    A tracker whose reading is kept is held weakly: when Dynamo drops it, its entry
+    goes with it (so its id, free for a new tracker, is not taken for the old one's),
+    and the reader keeps nothing alive that a compile without it would have freed
+    (kept, they were promoted to the collector's oldest generation by the thousand and
+    brought full collections into the compile: bench/README.md, "The collector").
     """
 
     def __init__(self) -> None:
         self.table: list[Var] = []
         self.stable: dict[int, int] = {}  # id(tracker) -> index
         self._stable_get = self.stable.get  # the dict is cleared, never replaced
-        self._keep: list[Any] = []  # the trackers of `stable`, so their ids are not reused
+        self._held: dict[int, _Held] = {}  # id -> the weak reference that keeps `stable` right
+        self._forget_held = self._forget  # one bound method for every reference
+        self._keep: list[Any] = []  # trackers that cannot be held weakly, kept instead
         # id(tracker) -> (tracker, real tracker or None while unrealized, its length, index)
         self._volatile: dict[int, tuple[Any, Any, int, int]] = {}
         self._by_value: dict[Reading, int] = {}
         self._same: dict[type, int] = {}  # see _SAME_READING
-        self._sources: dict[Any, str] = {}
+        # source -> Dynamo's name for it, held weakly like the trackers
+        self._sources: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         # node name -> ids of stable trackers whose reading names that FX node
         self._by_node: dict[str, list[int]] = {}
 
@@ -121,6 +137,7 @@ class VarReader:
         """Drop every tracker and cached reading (the attempt is over)."""
         self.table = []
         self.stable.clear()
+        self._held.clear()  # a reference dropped before its tracker never calls back
         self._keep.clear()
         self._volatile.clear()
         self._by_value.clear()
@@ -188,7 +205,7 @@ class VarReader:
             if tracker_fields(v).get("source") is None:
                 i = self._same[cls]
                 self.stable[id(v)] = i
-                self._keep.append(v)
+                self._hold(v)
                 return i
         real = v
         if issubclass(cls, lazy_tracker_class()):
@@ -212,13 +229,29 @@ class VarReader:
             self._volatile[id(v)] = (v, real, _length(real) if real is not None else -1, i)
         else:
             self.stable[id(v)] = i
-            self._keep.append(v)
+            self._hold(v)
             if cls.__name__ in _SAME_READING and fields.source is None:
                 self._same[cls] = i
             node = fields.node
             if node is not None:
                 self._by_node.setdefault(node, []).append(id(v))
         return i
+
+    def _hold(self, v: Any) -> None:
+        try:
+            ref = _Held(v, self._forget_held)
+        except TypeError:  # no weak references to it
+            self._keep.append(v)
+            return
+        ref.key = id(v)
+        self._held[ref.key] = ref
+
+    def _forget(self, ref: _Held) -> None:
+        """A held tracker is gone (called as it is freed, before its id can be reused)."""
+        key = ref.key
+        if self._held.get(key) is ref:
+            del self._held[key]
+            self.stable.pop(key, None)
 
     def _fields_of(self, v: Any, source: str | None) -> Reading:
         cls = type(v)
