@@ -263,9 +263,10 @@ class Step:
 
     The stack and the symbolic locals are kept as indices into the compile's
     table of readings (`Compile.vars`, shared by every step, as in the JSON):
-    `stack` and `locals` give them back as `Var`s. Steps whose locals did not
-    change share one `locals_ids` dict. Every field is as Dynamo held it at the
-    end of this step; nothing is rewritten afterwards.
+    `stack` and `locals` give them back as `Var`s. A compile keeps its steps as
+    plain tuples (`Steps`), where steps whose locals did not change share one
+    tuple of pairs; a `Step` is made each time one is read. Every field is as
+    Dynamo held it at the end of this step; nothing is rewritten afterwards.
     """
 
     index: int
