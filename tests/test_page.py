@@ -554,3 +554,46 @@ def test_the_installed_code_and_the_guard_tree_lead_back_to_their_steps_and_guar
     assert o.step()[0] == here
     assert root.locator(f'.dl-guards li.dl-flash[data-guard-row="{a}"]').count() == 1
     o.assert_quiet()
+
+
+def _chain_of_adds(x):
+    for _ in range(60):
+        x = x + 1
+    return x
+
+
+# In the page: the graph pane's drawing, and which of the nodes made so far (by `data-node`)
+# lie at least partly inside it.
+NODES_IN_VIEW_JS = """() => {
+    const root = document.querySelector('.dl-viewer');
+    const { viewer } = root.parentElement.dynamoLab;
+    const pane = root.querySelector('.dl-graph .dl-drawing').getBoundingClientRect();
+    const made = new Set(viewer.rec.compiles[viewer.compile].nodes.map((n, k) => k)
+        .filter((k) => (viewer.rec.compiles[viewer.compile].nodes[k].step ?? 0) <= viewer.step));
+    return [...root.querySelectorAll('.dl-graph svg g.node[data-node]')].filter((g) => {
+        if (!made.has(Number(g.dataset.node)) || g.getAttribute('visibility') === 'hidden') return false;
+        const r = g.getBoundingClientRect();
+        return r.width > 0 && r.right > pane.left && r.left < pane.right && r.bottom > pane.top && r.top < pane.bottom;
+    }).length;
+}"""
+
+
+@pytest.mark.browser
+def test_a_jump_to_a_step_that_adds_no_node_shows_a_node_made_so_far(opened, tmp_path):
+    import capture
+    import torch
+
+    recording = capture.trace(_chain_of_adds, torch.ones(3))
+    c = recording.compiles[0]
+    made_by = lambda j: sum(1 for n in c.nodes if n.step is not None and n.step <= j)  # noqa: E731
+    last_node = max(n.step for n in c.nodes if n.step is not None)
+    early = next(j for j in range(1, len(c.steps)) if not c.steps[j].nodes_added and made_by(j) >= 3)
+    path = tmp_path / "chain.html"
+    page_export.write_html(recording, path)
+    o = opened(path)
+    o.model_set("step", last_node)        # the view follows the last add, far down the drawing
+    assert o.page.evaluate(NODES_IN_VIEW_JS) >= 1
+    o.model_set("step", early)            # back where only the top few nodes exist; it adds none
+    assert o.step()[0] == early
+    assert o.page.evaluate(NODES_IN_VIEW_JS) >= 1, "the graph pane shows none of the nodes made so far"
+    o.assert_quiet()

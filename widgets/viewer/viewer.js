@@ -2818,7 +2818,7 @@ const START_SCALE = 1.25;      // the scale a compile opens at: labels of about 
 const MINIMAP = 160;           // px: the overview's longer side
 
 /** The camera of the drawing shown in `box` (a div that clips it). Returns {overview (an
- * element to put beside box), show(drawing), reveal(target, fit), zoom(how)}. */
+ * element to put beside box), show(drawing), reveal(target, fit), zoom(how), holds(nodes)}. */
 export function zoomable(box) {
   const canvas = h("canvas", { class: "dl-overview", width: 1, height: 1 });
   const frame = h("div", { class: "dl-overview-frame" });
@@ -2890,6 +2890,16 @@ export function zoomable(box) {
       moved = true;
     }
     apply();
+  }
+
+  /** Whether the pane shows any part of one of the nodes `nodes`. */
+  function holds(nodes) {
+    if (!d) return false;
+    const w = box.clientWidth, hgt = box.clientHeight;
+    return nodes.some((k) => {
+      const b = d.box(k);
+      return b && b[2] * cam.s + cam.x > 0 && b[0] * cam.s + cam.x < w && b[3] * cam.s + cam.y > 0 && b[1] * cam.s + cam.y < hgt;
+    });
   }
 
   function zoomAt(factor, px, py) {
@@ -3024,7 +3034,7 @@ export function zoomable(box) {
     apply();
   });
 
-  return { overview, show, reveal, zoom };
+  return { overview, show, reveal, zoom, holds };
 }
 
 // ---- js/cull.js ------------------------------------------------------------------------------
@@ -3280,9 +3290,10 @@ export function graphPane() {
   function reveal() {
     if (drawn) {
       camera.reveal(target, fit);
-      // A big graph whose view holds none of the nodes made so far (a jump to a step that
-      // added none): look at the latest one.
-      if (drawn.cull && !drawn.drawn && drawn.shown) camera.reveal([drawn.order[drawn.shown - 1]], fit);
+      // A view that holds none of the nodes made so far (a jump to a step that added none):
+      // look at the latest one. A big graph's culling knows; a smaller one is asked.
+      const none = drawn.cull ? !drawn.drawn : !fit && !camera.holds(drawn.order.slice(0, drawn.shown));
+      if (none && drawn.shown) camera.reveal([drawn.order[drawn.shown - 1]], fit);
     } else if (!listing.hidden) {
       scrollIntoPane(p.body, [...listing.querySelectorAll("li.dl-new")]);
     }

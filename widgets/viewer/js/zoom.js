@@ -17,7 +17,7 @@ const START_SCALE = 1.25;      // the scale a compile opens at: labels of about 
 const MINIMAP = 160;           // px: the overview's longer side
 
 /** The camera of the drawing shown in `box` (a div that clips it). Returns {overview (an
- * element to put beside box), show(drawing), reveal(target, fit), zoom(how)}. */
+ * element to put beside box), show(drawing), reveal(target, fit), zoom(how), holds(nodes)}. */
 export function zoomable(box) {
   const canvas = h("canvas", { class: "dl-overview", width: 1, height: 1 });
   const frame = h("div", { class: "dl-overview-frame" });
@@ -89,6 +89,16 @@ export function zoomable(box) {
       moved = true;
     }
     apply();
+  }
+
+  /** Whether the pane shows any part of one of the nodes `nodes`. */
+  function holds(nodes) {
+    if (!d) return false;
+    const w = box.clientWidth, hgt = box.clientHeight;
+    return nodes.some((k) => {
+      const b = d.box(k);
+      return b && b[2] * cam.s + cam.x > 0 && b[0] * cam.s + cam.x < w && b[3] * cam.s + cam.y > 0 && b[1] * cam.s + cam.y < hgt;
+    });
   }
 
   function zoomAt(factor, px, py) {
@@ -223,5 +233,5 @@ export function zoomable(box) {
     apply();
   });
 
-  return { overview, show, reveal, zoom };
+  return { overview, show, reveal, zoom, holds };
 }

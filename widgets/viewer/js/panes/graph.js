@@ -197,9 +197,10 @@ export function graphPane() {
   function reveal() {
     if (drawn) {
       camera.reveal(target, fit);
-      // A big graph whose view holds none of the nodes made so far (a jump to a step that
-      // added none): look at the latest one.
-      if (drawn.cull && !drawn.drawn && drawn.shown) camera.reveal([drawn.order[drawn.shown - 1]], fit);
+      // A view that holds none of the nodes made so far (a jump to a step that added none):
+      // look at the latest one. A big graph's culling knows; a smaller one is asked.
+      const none = drawn.cull ? !drawn.drawn : !fit && !camera.holds(drawn.order.slice(0, drawn.shown));
+      if (none && drawn.shown) camera.reveal([drawn.order[drawn.shown - 1]], fit);
     } else if (!listing.hidden) {
       scrollIntoPane(p.body, [...listing.querySelectorAll("li.dl-new")]);
     }
