@@ -887,7 +887,13 @@ def test_a_saved_notebook_reopens_with_the_viewer_where_it_was_left_and_steps_wi
     page.keyboard.press("Control+s")
     deadline = time.monotonic() + 20
     while True:
-        saved = json.loads((lab.root / NOTEBOOK).read_text(encoding="utf-8"))
+        try:
+            saved = json.loads((lab.root / NOTEBOOK).read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            # Read while the server was writing it (it rewrites the file in place): read again.
+            assert time.monotonic() < deadline, "the saved notebook never became whole JSON"
+            time.sleep(0.3)
+            continue
         states = saved["metadata"].get("widgets", {}).get(
             "application/vnd.jupyter.widget-state+json", {}).get("state", {})
         steps = [m["state"].get("step") for m in states.values()
