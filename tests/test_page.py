@@ -597,3 +597,42 @@ def test_a_jump_to_a_step_that_adds_no_node_shows_a_node_made_so_far(opened, tmp
     assert o.step()[0] == early
     assert o.page.evaluate(NODES_IN_VIEW_JS) >= 1, "the graph pane shows none of the nodes made so far"
     o.assert_quiet()
+
+
+# In the page: whether the node `k` lies at least partly inside the graph pane's drawing.
+NODE_IN_VIEW_JS = """(k) => {
+    const root = document.querySelector('.dl-viewer');
+    const pane = root.querySelector('.dl-graph .dl-drawing').getBoundingClientRect();
+    const g = root.querySelector(`.dl-graph svg g.node[data-node="${k}"]`);
+    if (!g || g.getAttribute('visibility') === 'hidden') return false;
+    const r = g.getBoundingClientRect();
+    return r.width > 0 && r.right > pane.left && r.left < pane.right && r.bottom > pane.top && r.top < pane.bottom;
+}"""
+
+
+@pytest.mark.browser
+def test_a_jump_far_ahead_to_a_step_that_adds_no_node_shows_the_latest_node(opened, tmp_path):
+    import capture
+    import torch
+
+    recording = capture.trace(_chain_of_adds, torch.ones(3))
+    c = recording.compiles[0]
+    made = sorted((n.step, k) for k, n in enumerate(c.nodes) if n.step is not None)
+    # Far down the chain, a step that adds nothing: the latest node made is deep in the
+    # drawing, while the first nodes (in view at step 0) are still there too.
+    j = next(j for j in range(made[-10][0] + 1, len(c.steps)) if not c.steps[j].nodes_added)
+    latest = max(k for step, k in made if step <= j)
+    path = tmp_path / "chain.html"
+    page_export.write_html(recording, path)
+    o = opened(path)
+    first = made[0][1]
+    o.model_set("step", made[0][0])
+    assert o.page.evaluate(NODE_IN_VIEW_JS, first), "the first node is not in view where it is made"
+    o.model_set("step", j)
+    assert o.step()[0] == j
+    assert o.page.evaluate(NODE_IN_VIEW_JS, latest), "the latest node made so far is out of view"
+    # One step on, adding nothing, the view stays where it is: the latest stays in view.
+    if not c.steps[j + 1].nodes_added:
+        o.model_set("step", j + 1)
+        assert o.page.evaluate(NODE_IN_VIEW_JS, latest)
+    o.assert_quiet()

@@ -2755,7 +2755,7 @@ function varItem(v, key, name, isNew, flashed, id) {
         parts.push(" ", h("button", {
           class: "dl-src dl-link", type: "button", "data-source": v.source,
           title: "go to the step that first read this source",
-        }, `<- ${v.source}`));
+        }, `<-\u00a0${v.source}`));   // no break after the arrow: a long source wraps inside itself
       }
       return h("li", { title: v.python_type ? `models a ${v.python_type}` : null, "data-var": id },   // data-var: the linked panes
         name != null ? [h("b", null, name), " = "] : null, parts);
@@ -3248,6 +3248,7 @@ export function graphPane() {
   const graphCode = h("details", { class: "dl-graph-code" });
   p.body.replaceChildren(drawing, camera.overview, listing, graphCode);
   let c = null, k = -1, layout = {}, drawn = null, codeOf = -1, fit = false, target = null;
+  let lastShown = -1;   // how many nodes had been made when the pane last revealed
 
   function paintCode() {   // on demand: when the details are open
     if (!graphCode.open || !c.graph_code || codeOf === k) return;
@@ -3260,6 +3261,7 @@ export function graphPane() {
     ({ c, k } = compile);
     layout = compile.layout || {};
     drawn = null;
+    lastShown = -1;
     drawing.replaceChildren();
     drawing.hidden = !!layout.error || !layout.nodes || !c.nodes.length;
     listing.hidden = !drawing.hidden;
@@ -3290,10 +3292,16 @@ export function graphPane() {
   function reveal() {
     if (drawn) {
       camera.reveal(target, fit);
-      // A view that holds none of the nodes made so far (a jump to a step that added none):
-      // look at the latest one. A big graph's culling knows; a smaller one is asked.
-      const none = drawn.cull ? !drawn.drawn : !fit && !camera.holds(drawn.order.slice(0, drawn.shown));
-      if (none && drawn.shown) camera.reveal([drawn.order[drawn.shown - 1]], fit);
+      // A jump to a step that added no node: when the nodes made so far changed and the
+      // latest is out of view, or the view holds none of them, look at the latest one.
+      // A big graph's culling knows whether it drew any; a smaller one is asked.
+      const changed = drawn.shown !== lastShown;
+      lastShown = drawn.shown;
+      if (drawn.shown && !fit && !(target && target.length)) {
+        const latest = drawn.order[drawn.shown - 1];
+        const none = drawn.cull ? !drawn.drawn : !camera.holds(drawn.order.slice(0, drawn.shown));
+        if (none || (changed && !camera.holds([latest]))) camera.reveal([latest], fit);
+      }
     } else if (!listing.hidden) {
       scrollIntoPane(p.body, [...listing.querySelectorAll("li.dl-new")]);
     }

@@ -41,7 +41,7 @@ function varItem(v, key, name, isNew, flashed, id) {
         parts.push(" ", h("button", {
           class: "dl-src dl-link", type: "button", "data-source": v.source,
           title: "go to the step that first read this source",
-        }, `<- ${v.source}`));
+        }, `<-\u00a0${v.source}`));   // no break after the arrow: a long source wraps inside itself
       }
       return h("li", { title: v.python_type ? `models a ${v.python_type}` : null, "data-var": id },   // data-var: the linked panes
         name != null ? [h("b", null, name), " = "] : null, parts);
