@@ -43,7 +43,6 @@ export function culler(d, edgesAt, edgeLayer, nodeLayer) {
       for (const e of d.edgeEls[r]) { e.style.display = ""; edgeLayer.append(e); }
     }
     kept = want;
-    d.drawn = want.length;
     for (const r of kept) renameAt(d.renamedOf[r], d.step);
   };
 }

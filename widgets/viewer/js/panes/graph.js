@@ -122,7 +122,7 @@ function makeDrawing(c, g) {
   }
   if (!culled) for (let r = 0; r < order.length; r++) ensure(r);
   const d = {
-    root, view, order, rank, nodeEls, edgeEls, ensure, renamed, renamedOf, outlines, marks, box, shown: 0, step: 0, drawn: 0,
+    root, view, order, rank, nodeEls, edgeEls, ensure, renamed, renamedOf, outlines, marks, box, shown: 0, step: 0,
     width: g.width, height: g.height, cull: culled ? null : undefined,
   };
   if (culled) d.cull = culler(d, edgesAt, edges, nodes);
@@ -199,15 +199,13 @@ export function graphPane() {
   function reveal() {
     if (drawn) {
       camera.reveal(target, fit);
-      // A jump to a step that added no node: when the nodes made so far changed and the
-      // latest is out of view, or the view holds none of them, look at the latest one.
-      // A big graph's culling knows whether it drew any; a smaller one is asked.
+      // A jump to a step that added no node but changed the nodes made so far: the latest
+      // one in view. A step that changes nothing leaves the view where the learner put it.
       const changed = drawn.shown !== lastShown;
       lastShown = drawn.shown;
-      if (drawn.shown && !fit && !(target && target.length)) {
+      if (changed && drawn.shown && !fit && !(target && target.length)) {
         const latest = drawn.order[drawn.shown - 1];
-        const none = drawn.cull ? !drawn.drawn : !camera.holds(drawn.order.slice(0, drawn.shown));
-        if (none || (changed && !camera.holds([latest]))) camera.reveal([latest], fit);
+        if (!camera.holds([latest])) camera.reveal([latest], fit);
       }
     } else if (!listing.hidden) {
       scrollIntoPane(p.body, [...listing.querySelectorAll("li.dl-new")]);
