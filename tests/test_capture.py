@@ -214,197 +214,25 @@ def test_json_round_trip_loses_nothing():
     json.loads(text)  # plain JSON
 
 
-def test_text_view_gathers_steps_graph_guards_and_bytecode():
-    rec = capture.trace(lambda x: x.sin() + 1, torch.randn(4))
-    text = str(rec)
-    for part in ["RESUME", "stack(top first)", "def forward", "TENSOR_MATCH",
-                 "modified bytecode:", "__compiled_fn", "unique_graphs=1 "]:
-        assert part in text
-    assert torch.allclose(rec.result, torch.randn(0).new_tensor(0) + rec.result)
+def test_steps_as_columns_read_back_to_the_same_steps(viewer_recording):
+    """The viewer's form of the JSON (`step_columns=True`): renamed nodes, guards, a
+    restart, a resume function, locals that change and locals that stay, all back as
+    they were."""
+    steps = [list(c.steps) for c in viewer_recording.compiles]
+    flat = [s for ss in steps for s in ss]
+    assert any(s.nodes_renamed for s in flat) and any(s.guards_added for s in flat)
+    assert any(s.nodes_added for s in flat) and any(s.stack for s in flat)
+    text = viewer_recording.to_json(step_columns=True)
+    for c, cols in zip(viewer_recording.compiles, json.loads(text)["compiles"]):
+        assert cols["steps"]["length"] == len(c.steps)
+        assert len(cols["steps"]["locals_table"]) < max(len(c.steps), 2)
+    back = capture.Recording.from_json(text)
+    assert [list(c.steps) for c in back.compiles] == steps
+    assert back.to_json() == viewer_recording.to_json()
 
 
-def test_trace_returns_the_result_and_refuses_non_callables():
-    x = torch.randn(4)
-    rec = capture.trace(f, x)
-    assert torch.allclose(rec.result, torch.sin(x) + 1)
-    try:
-        capture.trace(42)
-    except TypeError as e:
-        assert "needs a function or module" in str(e)
-    else:
-        raise AssertionError("trace(42) should refuse")
-
-
-def test_compile_lookup_names_the_known_ids():
-    rec = capture.trace(f, torch.randn(4))
-    assert rec.compile("0/0") is rec.compiles[0]
-    with pytest.raises(KeyError, match="0/0"):
-        rec.compile("9/9")
-
-
-def test_hitting_the_recompile_limit_is_an_event_on_the_timeline():
-    # config.patch, not monkeypatch: torch's config module hides an option that
-    # monkeypatch deletes and re-sets, breaking every later compile in the process.
-    with torch._dynamo.config.patch(recompile_limit=2):
-        hit_the_limit()
-
-
-def hit_the_limit():
-    def scaled(x, s):
-        return x * len(s)
-
-    torch._dynamo.reset()
-    g = torch.compile(scaled, backend="eager")
-    with capture.record() as rec:
-        results = [g(torch.ones(2), "a" * n) for n in range(4)]
-    assert [r.tolist() for r in results] == [[n, n] for n in (0.0, 1.0, 2.0, 3.0)]
-    assert [c.compile_id for c in rec.compiles] == ["0/0", "0/1"]
-    assert rec.compiles[1].recompile_reasons[0].startswith("0/0: s == ''")
-    (limit,) = [e for e in rec.events if e.kind == "cache_limit"]
-    assert limit.compile_id == "0/2" and "recompile_limit=2" in limit.message
-
-
-def inner_break(x):
-    print("inside the helper")
-    return x + 1
-
-
-def outer(x):
-    y = x * 2
-    z = inner_break(y)
-    return z - 1
-
-
-def test_a_restarted_attempt_records_where_it_split_its_own_frame():
-    rec = capture.trace(outer, torch.randn(3))
-    first, second = rec.compiles[0], rec.compiles[1]
-    assert first.graph_break.code_name == "inner_break"
-    assert first.graph_break.lineno == line_of(inner_break, "print")
-    at = first.steps[first.graph_break.step]
-    assert (at.code_name, at.opname, at.depth) == ("inner_break", "CALL", 1)
-    gb = second.graph_break
-    assert gb.code_name == "outer" and gb.lineno == line_of(outer, "inner_break(y)")
-    assert 0 <= gb.step < len(second.steps) and second.steps[gb.step].depth == 0
-    assert second.steps[gb.step].opname == "CALL"
-
-
-def test_under_fullgraph_the_break_is_recorded_with_the_error():
-    def loud(x):
-        y = x + 1
-        print("no")
-        return y
-
-    torch._dynamo.reset()
-    try:
-        with capture.record() as rec:
-            torch.compile(loud, backend="eager", fullgraph=True)(torch.ones(2))
-    except torch._dynamo.exc.Unsupported:
-        pass
-    (c,) = rec.compiles
-    assert c.outcome == "error"
-    assert c.graph_break.lineno == line_of(loud, "print") and c.graph_break.line == 'print("no")'
-    assert c.steps[c.graph_break.step].opname == "CALL"
-
-
-def test_dynamo_warnings_become_timeline_events():
-    def scalar(x):
-        return x * x.sum().item()
-
-    # Dynamo warns about .item() once per process (a functools.cache on the warning):
-    # forget that it did, so the warning comes whichever test met .item() first.
-    from torch._dynamo.variables.tensor import TensorVariable
-
-    TensorVariable._warn_capture_scalar_outputs.cache_clear()
-    rec = capture.trace(scalar, torch.ones(3))
-    warnings = [e for e in rec.events if e.kind == "warning"]
-    assert warnings and "Tensor.item()" in warnings[0].message
-    assert rec.graph_break_count == 1
-
-
-def test_resume_functions_keep_their_argument_names():
-    rec = capture.trace(breaks, torch.randn(3))
-    (rf,) = rec.compiles[1].resume_functions
-    assert "y" in rf.argnames and "___stack0" in rf.argnames
-    assert rf.bytecode.startswith(f"{rf.code_name} test_capture.py line ")
-
-
-def test_a_guard_with_no_rendered_line_keeps_its_own_kind():
-    class Tower(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.blocks = torch.nn.ModuleList(torch.nn.Linear(2, 2) for _ in range(2))
-
-        def forward(self, x):
-            for b in self.blocks:
-                x = b(x)
-            return x
-
-    rec = capture.trace(Tower(), torch.randn(1, 2))
-    for g in rec.compiles[0].guard_details:
-        assert g.text.startswith(g.kind) or g.kind in ("MODULE_MATCH", "BUILTIN_MATCH",
-                                                       "FUNCTION_MATCH", "CLOSURE_MATCH",
-                                                       "AUTOGRAD_SAVED_TENSORS_HOOKS",
-                                                       "TORCH_FUNCTION_STATE")
-
-
-def test_a_guard_rendered_under_another_kind_keeps_its_step_and_line():
-    def scale(x, n):
-        return x * n if n > 1 else x
-
-    rec = capture.trace(scale, torch.ones(3), 2)
-    c = rec.compiles[0]
-    (n_guard,) = [g for g in c.guard_details if g.source == "L['n']"]
-    # installed as CONSTANT_MATCH while tracing, rendered as EQUALS_MATCH in the tree
-    assert n_guard.kind == "CONSTANT_MATCH" and n_guard.text == "EQUALS_MATCH: L['n'] == 2"
-    assert n_guard.tree_kind == "EQUALS_MATCH"
-    assert all(g.tree_kind == g.text.split(":")[0] for g in c.guard_details if g.tree_kind)
-    assert n_guard.step is not None and n_guard.lineno == line_of(scale, "return x * n")
-    # a check about an expression of a source is not taken for the source's own guard
-    from capture.guards import _leaf_source
-    assert _leaf_source("EQUALS_MATCH: list(dict.keys(L['d']))[0] == 'a'") is None
-
-
-def test_the_rewritten_code_and_resume_functions_are_instructions_too():
-    def shout(x):
-        y = x.cos() * 2
-        print("halfway")
-        return y - 1
-
-    rec = capture.trace(shout, torch.ones(3))
-    c = rec.compile("0/0_1")
-    installed = c.modified_instructions
-    lines = c.modified_bytecode.splitlines()[1:]  # after the header, one line an instruction
-    assert len(installed) == len(lines) > 10
-    assert all(f" {i.offset} {i.opname}" in " ".join(line.split()[-3:]) or i.opname in line
-               for i, line in zip(installed, lines))
-    # The compiled graph is loaded with its NULL: before it below 3.13, after it on 3.13.
-    calls = [i.argrepr for i in installed if "__compiled_fn_" in i.argrepr]
-    if sys.version_info >= (3, 13):
-        assert any(a.startswith("__compiled_fn_") and a.endswith(" + NULL") for a in calls), calls
-    else:
-        assert any(a.startswith("NULL + __compiled_fn_") for a in calls), calls
-    (resume,) = c.resume_functions
-    # It resumes at the instruction after the CALL of print: the POP_TOP of its result
-    # (an offset in the instructions Dynamo walks).
-    original = {i.offset: i for i in c.codes[0].walked}
-    assert original[resume.offset].opname == "POP_TOP"
-    call = max((o for o in original if o < resume.offset and original[o].opname == "CALL"))
-    assert original[call].lineno == original[resume.offset].lineno
-    assert resume.global_name == f"__resume_at_{resume.offset}_{resume.global_name.rsplit('_', 1)[1]}"
-    assert resume.instructions and resume.instructions[-1].opname == "RETURN_VALUE"
-    assert "y" in resume.argnames and any(i.argrepr == "y" for i in resume.instructions)
-
-
-def test_every_skipped_frame_is_on_the_timeline():
-    def then_nothing(x):
-        y = x * 2
-        print("the rest is plain Python")
-        return y
-
-    rec = capture.trace(then_nothing, torch.ones(3))
-    skipped = [c for c in rec.compiles if c.outcome == "skipped"]
-    assert len(skipped) == 1
-    assert skipped[0].code_name.startswith("torch_dynamo_resume_in_then_nothing_at_")
-    events = [e for e in rec.events if e.kind == "skipped"]
-    assert [e.compile_id for e in events] == [skipped[0].compile_id]
-    assert "No ops traced" in events[0].message
+def test_steps_as_columns_keep_inlined_calls_and_their_callers():
+    rec = capture.trace(calls_helper, torch.randn(3))
+    back = capture.Recording.from_json(rec.to_json(step_columns=True))
+    assert list(back.compiles[0].steps) == list(rec.compiles[0].steps)
+    assert any(s.inline_stack for s in back.compiles[0].steps)

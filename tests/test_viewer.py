@@ -21,6 +21,7 @@ from capture import Recording
 from widgets import TraceViewer
 from widgets.viewer import layout
 from widgets.viewer import HERE, viewer_state
+from viewer_data import expanded
 
 CSS = (HERE / "viewer.css").read_text(encoding="utf-8")
 
@@ -31,7 +32,9 @@ def test_the_state_holds_the_recording_once_as_gzip_compressed_engine_json(viewe
     state = viewer_state(viewer_recording)
     assert set(state) == {"data", "graphs", "titles", "comparisons", "help", "compile", "step", "predict",
                           "predictions"}
-    assert gzip.decompress(state["data"]).decode("utf-8") == viewer_recording.to_json()
+    text = gzip.decompress(state["data"]).decode("utf-8")
+    assert text == viewer_recording.to_json(step_columns=True, separators=(",", ":"))
+    assert expanded(json.loads(text)) == json.loads(viewer_recording.to_json())
     assert state["data"] == viewer_state(viewer_recording)["data"], "the same bytes every time"
     assert len(state["data"]) < len(viewer_recording.to_json()) / 3
 

@@ -28,7 +28,7 @@ LAYERS = {
     "index.js": 4,
     "viewer.js": 3,
     "controls.js": 2, "predict.js": 2, "provenance.js": 2,
-    "recording.js": 1, "bytecode.js": 1, "dom.js": 1, "help.js": 1, "scroll.js": 1, "zoom.js": 1,
+    "decode.js": 1, "recording.js": 1, "bytecode.js": 1, "dom.js": 1, "help.js": 1, "scroll.js": 1, "zoom.js": 1,
     "navigation.js": 1, "timeline.js": 1, "cull.js": 1, "stages.js": 1,
     "compare.js": 1, "compile-menu.js": 1, "sync.js": 1,
     "guards.js": 1, "search.js": 2,

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
 const SOURCES = new URL("../../widgets/viewer/js/", import.meta.url);
-const MODULES = ["recording.js", "bytecode.js", "predict.js", "provenance.js", "controls.js",
+const MODULES = ["decode.js", "recording.js", "bytecode.js", "predict.js", "provenance.js", "controls.js",
   "panes/caption.js", "panes/source.js", "panes/bytecode.js", "panes/stack.js", "panes/graph.js",
   "panes/guards.js"];
 export const viewer = Object.assign({}, ...await Promise.all(MODULES.map((m) => import(new URL(m, SOURCES)))));

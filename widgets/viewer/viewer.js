@@ -1,16 +1,11 @@
 // Dynamo Lab's trace viewer, joined from widgets/viewer/js/ by `python -m widgets.viewer.join`:
 // edit those sources, then run it. The contract with the host is in js/index.js, below.
 
-// ---- js/recording.js -------------------------------------------------------------------------
+// ---- js/decode.js ----------------------------------------------------------------------------
 
-// The recording as the front end reads it: decoding the bytes the host hands over, and the
-// per-compile queries every pane, jump and link is built on. Pure functions of the
-// recording (no DOM), so node imports this file and tests it directly.
-//
-// A recording is exactly what `Recording.to_json()` wrote (capture/recording.py says the
-// schema). What is worth computing once per compile is kept beside it in `memo`.
-
-// -- decoding ------------------------------------------------------------------------------
+// The bytes a host hands over, decoded into the recording as every pane reads it: gunzip,
+// parse, and each compile's steps made into step objects where they came as columns. Pure
+// functions (no DOM), so node imports this file and tests it directly.
 
 /** The bytes of a DataView, ArrayBuffer or typed array, as a Uint8Array. */
 export function bytesOf(data) {
@@ -44,10 +39,45 @@ export async function gunzipText(data) {
   return new TextDecoder().decode(out.subarray(0, at));
 }
 
-/** The recording exactly as `Recording.to_json()` wrote it. */
+/** The recording exactly as `Recording.to_json()` wrote it, each compile's steps as an
+ * array of step objects also where they came as columns (`step_columns=True`). */
 export async function decode(data) {
-  return JSON.parse(await gunzipText(data));
+  const rec = JSON.parse(await gunzipText(data));
+  if (rec && Array.isArray(rec.compiles)) for (const c of rec.compiles) c.steps = stepRows(c.steps);
+  return rec;
 }
+
+/** Steps sent as columns (capture/recording.py, `_step_columns`) as the step objects the
+ * schema's rows are; rows are returned as they are. Values equal from step to step (the
+ * locals of a frame, its callers, an empty list) are one shared object: read, never change. */
+export function stepRows(cols) {
+  if (Array.isArray(cols) || cols == null) return cols;
+  const n = cols.length, out = new Array(n), strings = cols.strings, none = [];
+  const { offset, opname, argrepr, lineno, depth, code, code_name, graph_size, stack } = cols;
+  const locals = cols.locals, table = cols.locals_table;
+  const inline = cols.inline_stack, chains = cols.inline_stacks;
+  const sparse = (pairs) => new Map(pairs);
+  const added = sparse(cols.nodes_added), renamed = sparse(cols.nodes_renamed), guards = sparse(cols.guards_added);
+  for (let i = 0; i < n; i++) {
+    out[i] = {
+      index: i, offset: offset[i], opname: strings[opname[i]], argrepr: strings[argrepr[i]],
+      lineno: lineno[i], depth: depth[i], code: code[i], code_name: strings[code_name[i]],
+      graph_size: graph_size[i], nodes_added: added.get(i) || none,
+      nodes_renamed: renamed.get(i) || none, guards_added: guards.get(i) || none,
+      inline_stack: chains[inline[i]], stack: stack[i], locals: table[locals[i]],
+    };
+  }
+  return out;
+}
+
+// ---- js/recording.js -------------------------------------------------------------------------
+
+// The recording as the front end reads it: the per-compile queries every pane, jump and
+// link is built on. Pure functions of the recording (no DOM), so node imports this file and
+// tests it directly.
+//
+// A recording is exactly what `Recording.to_json()` wrote (capture/recording.py says the
+// schema), its steps made objects by decode.js. What is worth computing once per compile is kept beside it in `memo`.
 
 // -- the recording and its compiles, in words said once ------------------------------------
 

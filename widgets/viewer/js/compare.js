@@ -7,7 +7,8 @@
 // (`replaces`) and the guards that failed (`failed_guards`, each naming its compile and,
 // by index, the guard as installed), and the pairs carry guard indices.
 
-import { decode, instructionOf, lastStep, memo } from "./recording.js";
+import { decode } from "./decode.js";
+import { instructionOf, lastStep, memo } from "./recording.js";
 
 /** The `comparisons` bytes of a model, decoded (an empty list when there are none). */
 export async function comparisonsOf(model) {

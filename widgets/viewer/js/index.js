@@ -41,7 +41,7 @@ The modules, each importing only those below it:
   recording  decoding and the per-compile queries; bytecode (listings); dom (elements)
 */
 
-import { decode } from "./recording.js";
+import { decode } from "./decode.js";
 import { Viewer } from "./viewer.js";
 
 // The `data` bytes of a widget -> the promise of its decoded recording and layouts. Keyed

@@ -1,48 +1,9 @@
-// The recording as the front end reads it: decoding the bytes the host hands over, and the
-// per-compile queries every pane, jump and link is built on. Pure functions of the
-// recording (no DOM), so node imports this file and tests it directly.
+// The recording as the front end reads it: the per-compile queries every pane, jump and
+// link is built on. Pure functions of the recording (no DOM), so node imports this file and
+// tests it directly.
 //
 // A recording is exactly what `Recording.to_json()` wrote (capture/recording.py says the
-// schema). What is worth computing once per compile is kept beside it in `memo`.
-
-// -- decoding ------------------------------------------------------------------------------
-
-/** The bytes of a DataView, ArrayBuffer or typed array, as a Uint8Array. */
-export function bytesOf(data) {
-  if (data instanceof Uint8Array) return data;
-  if (data instanceof ArrayBuffer) return new Uint8Array(data);
-  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-  throw new TypeError("expected bytes (a DataView, ArrayBuffer or Uint8Array)");
-}
-
-/** gunzip, then UTF-8 decode. The chunks go straight into one buffer of the size gzip's
- * last four bytes give (what it holds, mod 2^32), decoded once: on a 55 MB recording about
- * half the time of `new Response(stream).text()`, which joins and decodes as it goes. */
-export async function gunzipText(data) {
-  const bytes = bytesOf(data);
-  const inflate = new DecompressionStream("gzip");
-  const writer = inflate.writable.getWriter();
-  writer.write(bytes).catch(() => {});   // a bad stream is reported by the reader below
-  writer.close().catch(() => {});
-  const tail = bytes.length >= 4 ? new DataView(bytes.buffer, bytes.byteOffset + bytes.length - 4, 4).getUint32(0, true) : 0;
-  let out = new Uint8Array(tail), at = 0;
-  const reader = inflate.readable.getReader();
-  for (let r = await reader.read(); !r.done; r = await reader.read()) {
-    if (at + r.value.length > out.length) {   // more than one gzip member, or over 4 GB
-      const bigger = new Uint8Array(Math.max(2 * out.length, at + r.value.length));
-      bigger.set(out.subarray(0, at));
-      out = bigger;
-    }
-    out.set(r.value, at);
-    at += r.value.length;
-  }
-  return new TextDecoder().decode(out.subarray(0, at));
-}
-
-/** The recording exactly as `Recording.to_json()` wrote it. */
-export async function decode(data) {
-  return JSON.parse(await gunzipText(data));
-}
+// schema), its steps made objects by decode.js. What is worth computing once per compile is kept beside it in `memo`.
 
 // -- the recording and its compiles, in words said once ------------------------------------
 
