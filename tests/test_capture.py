@@ -215,14 +215,14 @@ def test_json_round_trip_loses_nothing():
 
 
 def test_steps_as_columns_read_back_to_the_same_steps(viewer_recording):
-    """The viewer's form of the JSON (`step_columns=True`): renamed nodes, guards, a
+    """The viewer's form of the JSON (`columns=True`): renamed nodes, guards, a
     restart, a resume function, locals that change and locals that stay, all back as
     they were."""
     steps = [list(c.steps) for c in viewer_recording.compiles]
     flat = [s for ss in steps for s in ss]
     assert any(s.nodes_renamed for s in flat) and any(s.guards_added for s in flat)
     assert any(s.nodes_added for s in flat) and any(s.stack for s in flat)
-    text = viewer_recording.to_json(step_columns=True)
+    text = viewer_recording.to_json(columns=True)
     for c, cols in zip(viewer_recording.compiles, json.loads(text)["compiles"]):
         assert cols["steps"]["length"] == len(c.steps)
         assert len(cols["steps"]["locals_table"]) < max(len(c.steps), 2)
@@ -233,6 +233,6 @@ def test_steps_as_columns_read_back_to_the_same_steps(viewer_recording):
 
 def test_steps_as_columns_keep_inlined_calls_and_their_callers():
     rec = capture.trace(calls_helper, torch.randn(3))
-    back = capture.Recording.from_json(rec.to_json(step_columns=True))
+    back = capture.Recording.from_json(rec.to_json(columns=True))
     assert list(back.compiles[0].steps) == list(rec.compiles[0].steps)
     assert any(s.inline_stack for s in back.compiles[0].steps)

@@ -152,7 +152,7 @@ def test_recording_a_random_program_changes_nothing_and_restores_everything(sour
         exported = r.to_json()
         assert capture.Recording.from_json(exported).to_json() == exported
         # the viewer's form: steps as columns, read back to the same steps
-        assert capture.Recording.from_json(r.to_json(step_columns=True)).to_json() == exported
+        assert capture.Recording.from_json(r.to_json(columns=True)).to_json() == exported
         assert str(r)
     examples_run["fidelity"] += 1
 

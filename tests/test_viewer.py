@@ -33,7 +33,7 @@ def test_the_state_holds_the_recording_once_as_gzip_compressed_engine_json(viewe
     assert set(state) == {"data", "graphs", "titles", "comparisons", "help", "compile", "step", "predict",
                           "predictions"}
     text = gzip.decompress(state["data"]).decode("utf-8")
-    assert text == viewer_recording.to_json(step_columns=True, separators=(",", ":"))
+    assert text == viewer_recording.to_json(columns=True, separators=(",", ":"))
     assert expanded(json.loads(text)) == json.loads(viewer_recording.to_json())
     assert state["data"] == viewer_state(viewer_recording)["data"], "the same bytes every time"
     assert len(state["data"]) < len(viewer_recording.to_json()) / 3

@@ -6,18 +6,20 @@ import gzip
 import json
 from typing import Any
 
-from capture.recording import steps_from_columns
+from capture.recording import steps_from_columns, vars_from_columns
 
 
 def sent(viewer: Any) -> dict[str, Any]:
     """The recording's JSON as the viewer's `data` trait carries it (gunzipped, parsed),
-    each compile's steps as the list of step dicts the front end makes of the columns."""
+    each compile's steps and vars as the lists of dicts the front end makes of the columns."""
     return expanded(json.loads(gzip.decompress(viewer.data)))
 
 
 def expanded(data: dict[str, Any]) -> dict[str, Any]:
-    """`data` with each compile's steps as rows where they came as columns."""
+    """`data` with each compile's steps and vars as rows where they came as columns."""
     for c in data.get("compiles", ()):
         if isinstance(c["steps"], dict):
             c["steps"] = list(steps_from_columns(c["steps"]))
+        if isinstance(c["vars"], dict):
+            c["vars"] = list(vars_from_columns(c["vars"]))
     return data

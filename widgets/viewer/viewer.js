@@ -39,12 +39,31 @@ export async function gunzipText(data) {
   return new TextDecoder().decode(out.subarray(0, at));
 }
 
-/** The recording exactly as `Recording.to_json()` wrote it, each compile's steps as an
- * array of step objects also where they came as columns (`step_columns=True`). */
+/** The recording exactly as `Recording.to_json()` wrote it: each compile's steps and vars
+ * arrays of objects also where they came as columns (`columns=True`). */
 export async function decode(data) {
   const rec = JSON.parse(await gunzipText(data));
-  if (rec && Array.isArray(rec.compiles)) for (const c of rec.compiles) c.steps = stepRows(c.steps);
+  if (rec && Array.isArray(rec.compiles)) {
+    for (const c of rec.compiles) {
+      c.steps = stepRows(c.steps);
+      c.vars = varRows(c.vars);
+    }
+  }
   return rec;
+}
+
+/** Readings sent as columns (capture/recording.py, `_var_columns`) as the objects the
+ * schema's rows are; rows are returned as they are. */
+export function varRows(cols) {
+  if (Array.isArray(cols) || cols == null) return cols;
+  const n = cols.length, out = new Array(n), strings = cols.strings;
+  const text = (k) => (k == null ? null : strings[k]);
+  const { kind, python_type, source, detail, lazy, realized, node } = cols;
+  for (let i = 0; i < n; i++) {
+    out[i] = { kind: text(kind[i]), python_type: text(python_type[i]), source: text(source[i]),
+      detail: text(detail[i]), lazy: lazy[i], realized: realized[i], node: text(node[i]) };
+  }
+  return out;
 }
 
 /** Steps sent as columns (capture/recording.py, `_step_columns`) as the step objects the
