@@ -284,7 +284,8 @@ class CodeReader:
         info = self._infos.get(code)
         if info is None:
             info = self._infos[code] = CodeInfo(
-                name=shorten(code.co_name, MAX_NAME), filename=shorten(code.co_filename, MAX_NAME),
+                name=shorten(code.co_name, MAX_NAME), qualname=shorten(code.co_qualname, MAX_NAME),
+                filename=shorten(code.co_filename, MAX_NAME),
                 firstlineno=code.co_firstlineno, source_lines=source_lines(code))
             self._codes[id(info)] = code
         return info

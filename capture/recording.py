@@ -132,6 +132,7 @@ class CodeInfo:
     source_lines: tuple[str, ...] = ()
     instructions: tuple[Instr, ...] = ()
     walked: tuple[Instr, ...] = ()
+    qualname: str = ""   # `co_qualname`: `PretrainedConfig.__getattribute__`, `f.<locals>.g`
 
     @property
     def cleaned(self) -> bool:
@@ -146,15 +147,16 @@ class CodeInfo:
         return disassembly_text(self.instructions)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "filename": self.filename, "firstlineno": self.firstlineno,
-                "source_lines": list(self.source_lines),
+        return {"name": self.name, "qualname": self.qualname, "filename": self.filename,
+                "firstlineno": self.firstlineno, "source_lines": list(self.source_lines),
                 "instructions": [_plain(i) for i in self.instructions],
                 "walked": [_plain(i) for i in self.walked],
                 "cleaned": self.cleaned}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> CodeInfo:
-        return cls(name=d["name"], filename=d["filename"], firstlineno=d["firstlineno"],
+        return cls(name=d["name"], qualname=d.get("qualname", ""), filename=d["filename"],
+                   firstlineno=d["firstlineno"],
                    source_lines=tuple(d["source_lines"]),
                    instructions=tuple(Instr(**i) for i in d["instructions"]),
                    walked=tuple(Instr(**i) for i in d["walked"]))

@@ -204,6 +204,25 @@ def test_inlined_calls_are_steps_at_depth_one_with_a_breadcrumb():
     assert "helper" in c.codes[inner[0].code].source_lines[0]
 
 
+class _Base(torch.nn.Module):
+    def scaled(self, x):
+        return x * 2
+
+
+class _Child(_Base):
+    def forward(self, x):
+        return self.scaled(x) + 1
+
+
+def test_each_code_keeps_its_qualified_name_the_class_that_defined_it():
+    rec = capture.trace(_Child(), torch.randn(3))
+    back = capture.Recording.from_json(rec.to_json())
+    for r in (rec, back):
+        names = {info.name: info.qualname for info in r.compiles[0].codes}
+        assert names["forward"] == "_Child.forward"
+        assert names["scaled"] == "_Base.scaled", "the defining class, not self's"
+
+
 def test_json_round_trip_loses_nothing():
     rec = capture.trace(breaks, torch.randn(3))
     text = rec.to_json()

@@ -65,7 +65,7 @@ def test_code_info_is_a_frozen_record(rec):
     with pytest.raises(dataclasses.FrozenInstanceError):
         info.name = "g"  # type: ignore[misc]
     assert [fld.name for fld in dataclasses.fields(CodeInfo)] == [
-        "name", "filename", "firstlineno", "source_lines", "instructions", "walked"]
+        "name", "filename", "firstlineno", "source_lines", "instructions", "walked", "qualname"]
     assert not hasattr(info, "__dict__")
 
 

@@ -179,6 +179,25 @@ test("a step with no line says the line its frame reaches next, and the source m
   assert.equal(lineBefore(ending, 1), 5, "a frame that never reaches a line: its def line");
 });
 
+test("the caption names a function by its code's qualified name where the recording has it", async () => {
+  const { stepSummary, functionName } = await source("panes/caption.js");
+  const c = synthetic({ shape: [[1, 0], [5, 1], [6, 2], [1, 0]] });
+  const base = c.codes[0];
+  c.codes = [{ ...base, qualname: "Net.forward" },
+    { ...base, name: "__getattribute__", qualname: "PretrainedConfig.__getattribute__" },
+    { ...base, name: "times", qualname: "Net.forward.<locals>.times" }];
+  c.steps.forEach((s, j) => { s.code = [0, 1, 2, 0][j]; });
+  // self's class would say GPT2Config: the code says which class defined the method
+  c.vars = [{ kind: "UserDefinedObjectVariable", python_type: "GPT2Config", source: "L['self'].config" }];
+  c.steps[1].locals = { self: 0 };
+  assert.equal(functionName(c, 1), "PretrainedConfig.__getattribute__");
+  assert.equal(functionName(c, 2), "times", "a function made inside another: its own name");
+  assert.equal(stepSummary(c, 2).inlinedFrom, "PretrainedConfig.__getattribute__");
+  assert.equal(stepSummary(c, 1).inlinedFrom, "Net.forward");
+  c.codes[1] = { ...base, name: "__getattribute__", qualname: "" };
+  assert.equal(functionName(c, 1), "GPT2Config.callee", "no qualified name: self's class, the code's name");
+});
+
 test("the caption names a method by its class and says when a node is renamed", async () => {
   const { stepSummary, functionName } = await source("panes/caption.js");
   const c = synthetic({ shape: [[1, 0], [5, 1], [1, 0]] });

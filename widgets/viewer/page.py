@@ -49,7 +49,10 @@ PAGE_CSS = """
 html { color-scheme: light; }
 body { margin: 0; font-family: system-ui, -apple-system, "Segoe UI", sans-serif;
        font-size: 14px; color: #222; background: #fff; }
-.dl-page { max-width: 1400px; margin: 0 auto; padding: 12px 16px 24px; }
+.dl-page { max-width: 1400px; margin: 0 auto; padding: 12px 16px 24px;
+           /* the window less this page's heading and margins (a notebook's toolbars are
+              taller: the viewer's own CSS leaves 150 px for them) */
+           --dl-viewer-height: clamp(460px, calc(100vh - 96px), 1200px); }
 .dl-page-head { display: flex; flex-wrap: wrap; align-items: baseline; gap: 4px 12px;
                 border-bottom: 1px solid #ddd; margin-bottom: 10px; padding-bottom: 6px; }
 .dl-page-head h1 { font-size: 16px; margin: 0; }

@@ -20,11 +20,15 @@ function callerSteps(c) {
   });
 }
 
-/** The function step j runs, named as a learner knows it: a method with the class of its
- * `self` as the recording read it (`Block.forward`), else the code's name. */
+/** The function step j runs, named as a learner knows it: its code's qualified name from
+ * the last `<locals>` on (`PretrainedConfig.__getattribute__`, `times` for a function
+ * defined in a function); in a recording without qualified names, a method with the class
+ * of its `self` as the recording read it (`Block.forward`); else the code's name. */
 export function functionName(c, j) {
   const s = c.steps[j];
   if (!s) return null;
+  const qualname = c.codes && c.codes[s.code] && c.codes[s.code].qualname;
+  if (qualname) return qualname.split(".<locals>.").at(-1);
   const self = s.locals && s.locals.self != null ? c.vars[s.locals.self] : null;
   const cls = self && self.python_type;
   return cls && /^[A-Za-z_][\w.]*$/.test(cls) && s.code_name !== "<module>" ? `${cls}.${s.code_name}` : s.code_name;
