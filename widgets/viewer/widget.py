@@ -50,7 +50,7 @@ class TraceViewer(anywidget.AnyWidget):
     _esm = HERE / "viewer.js"
     _css = HERE / "viewer.css"
 
-    data = traitlets.Bytes(help="the recording's JSON, gzip-compressed").tag(sync=True)
+    data = traitlets.Bytes(help="the recording's JSON, steps and readings as columns, gzip-compressed").tag(sync=True)
     graphs = traitlets.Bytes(help="each compile's graph layout, gzip-compressed JSON").tag(sync=True)
     titles = traitlets.List(traitlets.Unicode(), help="each compile's title").tag(sync=True)
     comparisons = traitlets.Bytes(help="pairs of compiles of one frame, aligned (compare mode), gzip-compressed JSON").tag(sync=True)
