@@ -46,6 +46,7 @@ import dataclasses
 import json
 import operator
 import sys
+from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
@@ -369,13 +370,20 @@ class Step:
         return text
 
 
-# NOTE (the collector): a compile's steps are kept as plain tuples, which Python's
-# garbage collector stops tracking once it finds they hold only numbers, strings and
-# such tuples (a dict inside keeps a tuple tracked, so the locals are kept as
-# (name, index) pairs), where a `Step` object is tracked for as long as it lives. A real
-# model's compile makes tens of thousands of steps; as tracked objects they pushed a
-# full collection into the program's own time (bench/README.md, "The collector"). A
-# `Step` is made when one is read.
+# NOTE (the collector): a compile's steps are kept column by column, each field a list
+# of numbers, strings and shared tuples, and every step's stack in one flat array of
+# indices (an `array` is not a container the garbage collector tracks). Storing a step
+# therefore leaves no new object behind for the collector, where a tuple a step (or a
+# `Step` object) did: a real model's compile makes tens of thousands of steps, and each
+# object they left alive counted towards the next young collection, so recording ran
+# about half as many young collections again as a plain compile, each promoting what of
+# Dynamo's was alive at that moment, until a full collection fell inside the compile
+# (bench/README.md, "The collector"). The locals stay (name, index) pairs in a tuple
+# that steps of a frame share while they are unchanged. A `Step` is made when one is read.
+
+_STEP_FIELDS = 15   # index, offset, opname, argrepr, lineno, depth, code, code_name, stack,
+#                     locals, graph_size, nodes_added, nodes_renamed, guards_added, inline_stack
+_STACK = 8          # the stack's place among them
 
 
 def _step(row: tuple, table: list[Var]) -> Step:
@@ -389,20 +397,42 @@ def _step(row: tuple, table: list[Var]) -> Step:
 
 class Steps(Sequence[Step]):
     """A compile's steps: a sequence of `Step`s over the compile's table of readings,
-    stored as plain tuples (see the note above)."""
+    stored column by column (see the note above)."""
 
-    __slots__ = ("_rows", "_vars")
+    __slots__ = ("_cols", "_stack", "_ends", "_vars")
 
     def __init__(self, vars: list[Var], steps: Iterable[Step] = ()) -> None:
         self._vars = vars
-        self._rows: list[tuple] = []
+        self._cols: tuple[list, ...] = tuple([] for _ in range(_STEP_FIELDS))
+        self._stack = array("q")   # every step's stack, one after the other
+        self._ends = array("q")    # where each step's stack ends in it
         for s in steps:
             self.append(s)
 
     def add(self, row: tuple) -> None:
         """Store a step given as its fields in order (all but `vars`), each a number, a
         string, None or a tuple of those; the locals as a tuple of (name, index) pairs."""
-        self._rows.append(row)
+        (index, offset, opname, argrepr, lineno, depth, code, code_name, stack, locals_,
+         graph_size, added, renamed, guards, inline_stack) = row
+        (c_index, c_offset, c_opname, c_argrepr, c_lineno, c_depth, c_code, c_code_name, _,
+         c_locals, c_size, c_added, c_renamed, c_guards, c_inline) = self._cols
+        c_index.append(index)
+        c_offset.append(offset)
+        c_opname.append(opname)
+        c_argrepr.append(argrepr)
+        c_lineno.append(lineno)
+        c_depth.append(depth)
+        c_code.append(code)
+        c_code_name.append(code_name)
+        c_locals.append(locals_)
+        c_size.append(graph_size)
+        c_added.append(added)
+        c_renamed.append(renamed)
+        c_guards.append(guards)
+        c_inline.append(inline_stack)
+        flat = self._stack
+        flat.extend(stack)
+        self._ends.append(len(flat))
 
     def append(self, step: Step) -> None:
         stack, locals_ = step.stack_ids, step.locals_ids
@@ -414,19 +444,42 @@ class Steps(Sequence[Step]):
                     table.append(step.vars[i])
             stack = tuple(moved[i] for i in stack)
             locals_ = {k: moved[i] for k, i in locals_.items()}
-        self._rows.append((step.index, step.offset, step.opname, step.argrepr, step.lineno,
-                           step.depth, step.code, step.code_name, tuple(stack),
-                           tuple(locals_.items()),
-                           step.graph_size, tuple(step.nodes_added),
-                           tuple(tuple(p) for p in step.nodes_renamed),
-                           tuple(step.guards_added), tuple(step.inline_stack)))
+        self.add((step.index, step.offset, step.opname, step.argrepr, step.lineno,
+                  step.depth, step.code, step.code_name, tuple(stack),
+                  tuple(locals_.items()),
+                  step.graph_size, tuple(step.nodes_added),
+                  tuple(tuple(p) for p in step.nodes_renamed),
+                  tuple(step.guards_added), tuple(step.inline_stack)))
+
+    def _stacks(self, start: int, stop: int) -> list[tuple[int, ...]]:
+        flat, ends = self._stack, self._ends
+        begin = ends[start - 1] if start else 0
+        out = []
+        for k in range(start, stop):
+            end = ends[k]
+            out.append(tuple(flat[begin:end]))
+            begin = end
+        return out
+
+    def row(self, i: int) -> tuple:
+        """Step i's fields in order, as `add` took them."""
+        n = len(self._ends)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("step index out of range")
+        cols = self._cols
+        return (*[col[i] for col in cols[:_STACK]], self._stacks(i, i + 1)[0],
+                *[col[i] for col in cols[_STACK + 1:]])
 
     def rows(self) -> list[tuple]:
-        """The stored tuples, in order (read, never change them)."""
-        return self._rows
+        """Every step's fields, in order (made when asked for: read, never change them)."""
+        cols = list(self._cols)
+        cols[_STACK] = self._stacks(0, len(self._ends))
+        return list(zip(*cols))
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return len(self._ends)
 
     @overload
     def __getitem__(self, i: int) -> Step: ...
@@ -435,12 +488,12 @@ class Steps(Sequence[Step]):
 
     def __getitem__(self, i: int | slice) -> Step | list[Step]:
         if isinstance(i, slice):
-            return [_step(row, self._vars) for row in self._rows[i]]
-        return _step(self._rows[i], self._vars)
+            return [_step(self.row(k), self._vars) for k in range(*i.indices(len(self)))]
+        return _step(self.row(i), self._vars)
 
     def __iter__(self) -> Iterator[Step]:
         table = self._vars
-        for row in self._rows:
+        for row in self.rows():
             yield _step(row, table)
 
     def __eq__(self, other: object) -> bool:
