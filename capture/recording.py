@@ -30,7 +30,8 @@ both. The steps::
      "inline_stack": [0, 0], "inline_stacks": [[]],
      "nodes_added": [], "nodes_renamed": [], "guards_added": [[1, [7]]]}
 
-A step's ``index`` is its place; ``opname``, ``argrepr`` and ``code_name`` index
+A step's ``index`` is its place (an ``index`` column is written only where some step's
+is not, as in steps made by hand); ``opname``, ``argrepr`` and ``code_name`` index
 ``strings``; ``locals`` and ``inline_stack`` index the tables of the distinct values;
 the three lists of additions hold ``[index, value]`` for the steps where they are not
 empty. The vars: ``{"length": n, "strings": [...], "kind": [...], ...}``, a column per
@@ -808,6 +809,8 @@ def _step_columns(rows: list[tuple]) -> dict[str, Any]:
     added_col: list = []
     renamed_col: list = []
     guards_col: list = []
+    indices: list[int] = []
+    unplaced = False   # a step whose index is not its place (steps made by hand)
 
     def string(text: str) -> int:
         k = string_at.get(text)
@@ -819,7 +822,8 @@ def _step_columns(rows: list[tuple]) -> dict[str, Any]:
     for i, (index, offset, opname, argrepr, lineno, depth, code, code_name, stack, locals_,
             graph_size, added, renamed, guards, inline_stack) in enumerate(rows):
         if index != i:
-            raise ValueError(f"step {i} says it is step {index}: columns keep the order only")
+            unplaced = True
+        indices.append(index)
         offsets.append(offset)
         opnames.append(string(opname))
         argreprs.append(string(argrepr))
@@ -845,9 +849,12 @@ def _step_columns(rows: list[tuple]) -> dict[str, Any]:
             renamed_col.append([i, [list(p) for p in renamed]])
         if guards:
             guards_col.append([i, list(guards)])
-    return {"length": len(rows), "strings": strings, **cols, "locals_table": locals_table,
-            "inline_stacks": inline_table, "nodes_added": added_col,
-            "nodes_renamed": renamed_col, "guards_added": guards_col}
+    out = {"length": len(rows), "strings": strings, **cols, "locals_table": locals_table,
+           "inline_stacks": inline_table, "nodes_added": added_col,
+           "nodes_renamed": renamed_col, "guards_added": guards_col}
+    if unplaced:
+        out["index"] = indices
+    return out
 
 
 def steps_from_columns(d: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -857,8 +864,9 @@ def steps_from_columns(d: dict[str, Any]) -> Iterator[dict[str, Any]]:
     sparse = {name: dict((i, v) for i, v in d[name])
               for name in ("nodes_added", "nodes_renamed", "guards_added")}
     added, renamed, guards = sparse["nodes_added"], sparse["nodes_renamed"], sparse["guards_added"]
+    indices = d.get("index")
     for i in range(d["length"]):
-        yield {"index": i, "offset": d["offset"][i], "opname": strings[d["opname"][i]],
+        yield {"index": indices[i] if indices is not None else i, "offset": d["offset"][i], "opname": strings[d["opname"][i]],
                "argrepr": strings[d["argrepr"][i]], "lineno": d["lineno"][i],
                "depth": d["depth"][i], "code": d["code"][i],
                "code_name": strings[d["code_name"][i]], "graph_size": d["graph_size"][i],

@@ -115,6 +115,19 @@ def test_a_step_made_over_its_own_table_joins_the_compiles():
     assert _compile_to_dict(c)["steps"][0]["stack"] == [1]
 
 
+def test_steps_made_by_hand_keep_their_indices_as_columns():
+    table = [Var("TensorVariable", "Tensor", "L['x']")]
+    steps = [Step(index=k, offset=2 * k, opname="LOAD_FAST", argrepr="x", lineno=1, depth=0,
+                  code=0, stack_ids=(0,), locals_ids={"x": 0}, vars=table) for k in (5, 9)]
+    c = Compile("0/0", "f", "f.py", 1, vars=table, steps=steps)
+    rec = Recording(compiles=[c])
+    back = Recording.from_json(rec.to_json(columns=True)).compiles[0]
+    assert [s.index for s in back.steps] == [5, 9] and list(back.steps) == list(c.steps)
+    placed = Recording(compiles=[Compile("0/0", "f", "f.py", 1, vars=table, steps=[
+        dataclasses.replace(s, index=k) for k, s in enumerate(steps)])])
+    assert "index" not in placed.to_dict(columns=True)["compiles"][0]["steps"]
+
+
 def test_every_listing_is_read_when_the_recording_finishes(rec):
     c = rec.compiles[0]
     names = [info.name for info in c.codes]

@@ -50,3 +50,21 @@ test("every compile has a graph layout naming each of its nodes once, edges betw
     });
   }
 });
+
+test("steps as columns become step objects; an index column is read where it is sent", () => {
+  const cols = {
+    length: 2, strings: ["LOAD_FAST", "x", "f"], offset: [0, 2], opname: [0, 0], argrepr: [1, 1],
+    lineno: [1, null], depth: [0, 0], code: [0, 0], code_name: [2, 2], graph_size: [0, 1],
+    stack: [[], [0]], locals: [0, 0], locals_table: [{ x: 0 }], inline_stack: [0, 0],
+    inline_stacks: [[]], nodes_added: [[1, ["sin"]]], nodes_renamed: [], guards_added: [[0, [3]]],
+  };
+  const rows = viewer.stepRows(cols);
+  assert.deepEqual(rows.map((s) => s.index), [0, 1]);
+  assert.deepEqual(rows[1], { index: 1, offset: 2, opname: "LOAD_FAST", argrepr: "x", lineno: null,
+    depth: 0, code: 0, code_name: "f", graph_size: 1, nodes_added: ["sin"], nodes_renamed: [],
+    guards_added: [], inline_stack: [], stack: [0], locals: { x: 0 } });
+  assert.deepEqual(rows[0].guards_added, [3]);
+  assert.deepEqual(viewer.stepRows({ ...cols, index: [5, 9] }).map((s) => s.index), [5, 9]);
+  const rowsIn = [{ index: 0 }];
+  assert.equal(viewer.stepRows(rowsIn), rowsIn, "rows pass through");
+});

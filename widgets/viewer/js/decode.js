@@ -67,14 +67,14 @@ export function varRows(cols) {
 export function stepRows(cols) {
   if (Array.isArray(cols) || cols == null) return cols;
   const n = cols.length, out = new Array(n), strings = cols.strings, none = [];
-  const { offset, opname, argrepr, lineno, depth, code, code_name, graph_size, stack } = cols;
+  const { index, offset, opname, argrepr, lineno, depth, code, code_name, graph_size, stack } = cols;
   const locals = cols.locals, table = cols.locals_table;
   const inline = cols.inline_stack, chains = cols.inline_stacks;
   const sparse = (pairs) => new Map(pairs);
   const added = sparse(cols.nodes_added), renamed = sparse(cols.nodes_renamed), guards = sparse(cols.guards_added);
   for (let i = 0; i < n; i++) {
     out[i] = {
-      index: i, offset: offset[i], opname: strings[opname[i]], argrepr: strings[argrepr[i]],
+      index: index ? index[i] : i, offset: offset[i], opname: strings[opname[i]], argrepr: strings[argrepr[i]],
       lineno: lineno[i], depth: depth[i], code: code[i], code_name: strings[code_name[i]],
       graph_size: graph_size[i], nodes_added: added.get(i) || none,
       nodes_renamed: renamed.get(i) || none, guards_added: guards.get(i) || none,
