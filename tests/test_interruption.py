@@ -69,8 +69,11 @@ class StopButton:
     A KeyboardInterrupt that CPython happens to raise inside a weakref callback or a
     finalizer run by the garbage collector is printed as "Exception ignored" and lost
     (the GC runs often while Dynamo traces). A learner then presses stop again; so does
-    this button, one second after a press that did not stop the trace. Only its own
-    presses raise: a stray SIGINT after the test is ignored.
+    this button, one second after a press that did not stop the trace: Dynamo finished a
+    step after it. Once a press has stopped the trace, the button is not pressed again, so what
+    the program does after the interrupt (the magic building its viewer) runs undisturbed
+    however slow the machine. Only its own presses raise: a stray SIGINT after the test is
+    ignored.
     """
 
     def __init__(self, delay: float) -> None:
@@ -78,6 +81,8 @@ class StopButton:
         self.presses = 0
         self._armed = False
         self._raised_at: float | None = None
+        self._steps = 0  # steps Dynamo finished since the button was started
+        self._steps_at_raise = 0
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
         self._old_handler = None
@@ -85,14 +90,16 @@ class StopButton:
     def _handler(self, signum, frame):
         if self._armed:
             self._armed = False
-            self._raised_at = time.monotonic()
+            self._raised_at, self._steps_at_raise = time.monotonic(), self._steps
             raise KeyboardInterrupt
 
     def _press_until_done(self):
         if self._done.wait(self.delay):
             return
         while not self._done.is_set():
-            if self._raised_at is None or time.monotonic() - self._raised_at > 1.0:
+            lost = (self._raised_at is not None and self._steps > self._steps_at_raise
+                    and time.monotonic() - self._raised_at > 1.0)
+            if (self._raised_at is None and not self._armed) or lost:
                 self._armed, self._raised_at = True, None
                 self.presses += 1
                 _thread.interrupt_main()
@@ -102,6 +109,8 @@ class StopButton:
         original = capture.recorder.Recorder.on_step
 
         def on_step(recorder, tx, inst, exc):
+            if exc is None:  # the step a press interrupted, and its callers', do not count
+                self._steps += 1
             if self._thread is None:
                 self._thread = threading.Thread(target=self._press_until_done, daemon=True)
                 self._thread.start()
