@@ -72,8 +72,10 @@ def test_pyproject_names_the_project_and_python():
 
 
 def test_learners_get_torch_2_13_0_and_the_package_admits_2_14():
-    # The lessons are validated on exactly what ./lab installs; CI also tests 2.14.1.
-    pinned, other = _lab_setting("TORCH_VERSION"), _lab_setting("OTHER_TORCH_VERSION")
+    # The lessons are validated on exactly what ./lab installs (constraints.txt's torch line,
+    # which ./lab reads); CI also tests 2.14.1.
+    pinned = re.search(r"^torch==(\S+)$", (ROOT / "constraints.txt").read_text(), re.MULTILINE)[1]
+    other = _lab_setting("OTHER_TORCH_VERSION")
     assert (pinned, other) == ("2.13.0", "2.14.1")
     spec = _torch_requirement().specifier
     admitted = ["2.13.0", "2.13.0+cpu", "2.13.1", "2.14.0", "2.14.1", "2.14.1+cu130"]
