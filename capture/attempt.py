@@ -144,9 +144,11 @@ class AttemptRecorder:
 
         tx_stack = internals.stack(tx)
         self.top = tx_stack[-1] if tx_stack else None
-        c.steps.add((index, offset, opname, argrepr, lineno, depth, code, code_name,
-                     self.reader.indices(tx_stack), self._locals(tx), self.graph_n,
-                     tuple(nodes_added), tuple(renamed), tuple(guards_added), inline_stack))
+        c.steps.add(index=index, offset=offset, opname=opname, argrepr=argrepr, lineno=lineno,
+                    depth=depth, code=code, code_name=code_name, graph_size=self.graph_n,
+                    nodes_added=tuple(nodes_added), nodes_renamed=tuple(renamed),
+                    guards_added=tuple(guards_added), inline_stack=inline_stack,
+                    stack=self.reader.indices(tx_stack), locals=self._locals(tx))
 
     def _locals(self, tx: Any) -> tuple[tuple[str, int], ...]:
         """The symbolic locals as (name, index of its reading) pairs, as `Steps` stores

@@ -19,6 +19,7 @@ import torch
 import capture
 from capture import bytecode
 from capture.recording import CodeInfo, Compile, Recording, Step, Steps, Var
+from capture.steps import FIELD_NAMES
 
 
 def helper(t):
@@ -82,7 +83,8 @@ def test_storing_a_step_leaves_nothing_for_the_collector(rec):
     # the program's own time (bench/README.md). The recorder hands `add` a new row and
     # stack tuple each step, as here; once stored, neither may stay alive.
     rows = [row for c in rec.compiles for row in c.steps.rows()] * 20
-    assert len(rows) > 400 and any(row[8] for row in rows)
+    at = FIELD_NAMES.index("stack")
+    assert len(rows) > 400 and any(row[at] for row in rows)
     enabled = gc.isenabled()
     gc.disable()   # no collection may move what is young while it is counted
     try:
@@ -90,7 +92,9 @@ def test_storing_a_step_leaves_nothing_for_the_collector(rec):
             steps = Steps([])
             before = len(gc.get_objects(0))   # tracked objects made since the last collection
             for row in rows:
-                steps.add(row[:8] + (tuple(list(row[8])),) + row[9:])
+                fields = dict(zip(FIELD_NAMES, row))
+                fields["stack"] = tuple(list(row[at]))
+                steps.add(**fields)
             left = len(gc.get_objects(0)) - before
     finally:
         if enabled:
@@ -111,8 +115,8 @@ def test_a_step_made_over_its_own_table_joins_the_compiles():
     c = Compile("0/0", "f", "f.py", 1, vars=[Var("ConstantVariable", "int")], steps=[own])
     back = c.steps[0]
     assert back.stack == own.stack and back.locals == own.locals and back.stack_ids == (1,)
-    from capture.recording import _compile_to_dict
-    assert _compile_to_dict(c)["steps"][0]["stack"] == [1]
+    from capture.recording import compile_to_dict
+    assert compile_to_dict(c)["steps"][0]["stack"] == [1]
 
 
 def test_steps_made_by_hand_keep_their_indices_as_columns():

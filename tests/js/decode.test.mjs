@@ -2,7 +2,7 @@
 // exactly what Recording.to_json() wrote, whatever kind of bytes the host hands over.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { viewer, recording, bytes } from "./load.mjs";
+import { viewer, recording, bytes, source } from "./load.mjs";
 
 const NAMES = ["viewer", "tour", "recompiled", "cleaned"];
 
@@ -67,4 +67,19 @@ test("steps as columns become step objects; an index column is read where it is 
   assert.deepEqual(viewer.stepRows({ ...cols, index: [5, 9] }).map((s) => s.index), [5, 9]);
   const rowsIn = [{ index: 0 }];
   assert.equal(viewer.stepRows(rowsIn), rowsIn, "rows pass through");
+});
+
+test("steps read each field as its declared column; a column a recording lacks reads as its default", async () => {
+  const { STEP_FIELDS } = await source("stepfields.js");
+  const cols = {
+    length: 1, strings: ["NOP"], offset: [0], opname: [0], argrepr: [0], lineno: [1], depth: [0],
+    code: [0], stack: [[]], locals: [0], locals_table: [{}], inline_stack: [0], inline_stacks: [[]],
+    nodes_added: [], nodes_renamed: [], guards_added: [],
+  };   // no code_name, no graph_size: columns added after this recording was made
+  const [step] = viewer.stepRows(cols);
+  assert.deepEqual(Object.keys(step), STEP_FIELDS.map((f) => f.name));
+  assert.equal(step.code_name, "");
+  assert.equal(step.graph_size, 0);
+  const { opname, ...noOpname } = cols;
+  assert.throws(() => viewer.stepRows(noOpname), /no opname/);
 });

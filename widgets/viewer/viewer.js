@@ -1,6 +1,31 @@
 // Dynamo Lab's trace viewer, joined from widgets/viewer/js/ by `python -m widgets.viewer.join`:
 // edit those sources, then run it. The contract with the host is in js/index.js, below.
 
+// ---- js/stepfields.js ------------------------------------------------------------------------
+
+// A step's fields as capture declares them (capture/steps.py, STEP_FIELDS): written by
+// `python -m widgets.viewer.stepfields`, never by hand. `column` says how a field is
+// sent as columns: place, plain, text (an index into `strings`), table (an index into
+// `table`), sparse ([step, value] pairs where not empty); `default` is read where a
+// recording made before the field existed has no column for it.
+export const STEP_FIELDS = [
+  {"name": "index", "column": "place"},
+  {"name": "offset", "column": "plain"},
+  {"name": "opname", "column": "text"},
+  {"name": "argrepr", "column": "text"},
+  {"name": "lineno", "column": "plain"},
+  {"name": "depth", "column": "plain"},
+  {"name": "code", "column": "plain"},
+  {"name": "code_name", "column": "text", "default": ""},
+  {"name": "graph_size", "column": "plain", "default": 0},
+  {"name": "nodes_added", "column": "sparse", "default": []},
+  {"name": "nodes_renamed", "column": "sparse", "default": []},
+  {"name": "guards_added", "column": "sparse", "default": []},
+  {"name": "inline_stack", "column": "table", "table": "inline_stacks", "default": []},
+  {"name": "stack", "column": "plain", "default": []},
+  {"name": "locals", "column": "table", "table": "locals_table", "default": {}},
+];
+
 // ---- js/decode.js ----------------------------------------------------------------------------
 
 // The bytes a host hands over, decoded into the recording as every pane reads it: gunzip,
@@ -52,7 +77,7 @@ export async function decode(data) {
   return rec;
 }
 
-/** Readings sent as columns (capture/recording.py, `_var_columns`) as the objects the
+/** Readings sent as columns (capture/codec.py, `var_columns`) as the objects the
  * schema's rows are; rows are returned as they are. */
 export function varRows(cols) {
   if (Array.isArray(cols) || cols == null) return cols;
@@ -66,27 +91,46 @@ export function varRows(cols) {
   return out;
 }
 
-/** Steps sent as columns (capture/recording.py, `_step_columns`) as the step objects the
- * schema's rows are; rows are returned as they are. Values equal from step to step (the
+/** Steps sent as columns (capture/steps.py, `step_columns`) as the step objects the
+ * schema's rows are; rows are returned as they are. Each field is read as its column says
+ * (STEP_FIELDS, written from capture's declaration). Values equal from step to step (the
  * locals of a frame, its callers, an empty list) are one shared object: read, never change. */
 export function stepRows(cols) {
   if (Array.isArray(cols) || cols == null) return cols;
-  const n = cols.length, out = new Array(n), strings = cols.strings, none = [];
-  const { index, offset, opname, argrepr, lineno, depth, code, code_name, graph_size, stack } = cols;
-  const locals = cols.locals, table = cols.locals_table;
-  const inline = cols.inline_stack, chains = cols.inline_stacks;
-  const sparse = (pairs) => new Map(pairs);
-  const added = sparse(cols.nodes_added), renamed = sparse(cols.nodes_renamed), guards = sparse(cols.guards_added);
+  const n = cols.length, out = new Array(n);
+  const names = STEP_FIELDS.map((f) => f.name), readers = STEP_FIELDS.map((f) => fieldReader(f, cols));
+  const k = readers.length;
   for (let i = 0; i < n; i++) {
-    out[i] = {
-      index: index ? index[i] : i, offset: offset[i], opname: strings[opname[i]], argrepr: strings[argrepr[i]],
-      lineno: lineno[i], depth: depth[i], code: code[i], code_name: strings[code_name[i]],
-      graph_size: graph_size[i], nodes_added: added.get(i) || none,
-      nodes_renamed: renamed.get(i) || none, guards_added: guards.get(i) || none,
-      inline_stack: chains[inline[i]], stack: stack[i], locals: table[locals[i]],
-    };
+    const step = {};
+    for (let j = 0; j < k; j++) step[names[j]] = readers[j](i);
+    out[i] = step;
   }
   return out;
+}
+
+/** The reader of one field's column: step i -> its value as the schema's rows hold it. */
+function fieldReader(field, cols) {
+  const col = cols[field.name];
+  if (field.column === "place") return col ? (i) => col[i] : (i) => i;
+  if (col == null) {
+    if (!("default" in field)) throw new Error(`the steps' columns have no ${field.name}`);
+    const value = field.default;
+    return () => value;
+  }
+  if (field.column === "plain") return (i) => col[i];
+  if (field.column === "text") {
+    const strings = cols.strings;
+    return (i) => strings[col[i]];
+  }
+  if (field.column === "table") {
+    const table = cols[field.table];
+    return (i) => table[col[i]];
+  }
+  if (field.column === "sparse") {
+    const at = new Map(col), none = [];
+    return (i) => at.get(i) || none;
+  }
+  throw new Error(`step field ${field.name}: unknown column ${field.column}`);
 }
 
 // ---- js/recording.js -------------------------------------------------------------------------
