@@ -17,12 +17,23 @@ travels inside markup.
 
 `node` is the node's index in `Compile.nodes`; coordinates are points, y downwards.
 Without the `dot` program the layout is `{"error": "..."}` and the viewer lists the
-nodes as text instead.
+nodes as text instead, with the error's advice (install graphviz).
+
+Nothing waits for dot forever. It runs with a time limit sized to the graph
+(`dot_limit`), and all of one recording's graphs share one budget (`DotBudget`,
+`layouts`). A graph dot does not lay out in time, or cannot lay out, or one too big to
+try, gets the project's own `layered(c)` layout, and the layout says which engine made
+it and why: `{"engine": "layered", "why": "dot took more than 9 s", ...}` beside
+`{"engine": "dot", ...}`. The viewer shows that note under the drawing.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -32,6 +43,29 @@ LABEL_WIDTH = 34  # characters of one label line in the drawing
 SMALL_WIDTH = 22  # ... of an input's or a parameter's name, drawn small (its end kept)
 DOT_NODES = 1500  # a larger graph is laid out here, in layers, not by dot (which takes
                   # about a minute at 20,000 nodes): `layered(c)`, linear in the graph
+# dot's time limit for one graph: DOT_SECONDS plus DOT_SECONDS_PER_NODE per node. Measured
+# (graphviz 2.43, 2 shared cores): a few nodes ~20 ms; a 12-layer GPT-2's 715-node graph
+# 0.2 s, its 1,413-node graph 1.3 s (4 s on a loaded machine), while the 1,414-node graph
+# of its recompile was still in dot's network simplex after 37 minutes. So 9 s at 1,414
+# nodes: several times what a graph dot can lay out needs, seconds where the stuck one
+# would take hours.
+DOT_SECONDS = 2.0
+DOT_SECONDS_PER_NODE = 0.005
+DOT_BUDGET = 30.0  # seconds of dot, at most, for all of one recording's graphs
+
+
+class DotBudget:
+    """The seconds dot may still spend on one recording's graphs (`layouts`): a recording
+    with many large graphs waits for dot at most this long in all, not once per graph."""
+
+    def __init__(self, seconds: float | None = None) -> None:
+        self.total = DOT_BUDGET if seconds is None else seconds
+        self.left = self.total
+
+
+def dot_limit(c: Compile) -> float:
+    """Seconds dot may take on this compile's graph, sized to its node count."""
+    return DOT_SECONDS + DOT_SECONDS_PER_NODE * len(c.nodes)
 
 
 def label_lines(n: Node) -> list[str]:
@@ -96,23 +130,74 @@ def dot_source(c: Compile) -> str:
     return "\n".join(out + edges + ["}"])
 
 
-def layout(c: Compile, engine: str = "dot") -> dict[str, Any]:
-    """Lay the compile's whole graph out once: geometry and label lines, or an error."""
+def layouts(compiles: list[Compile]) -> list[dict[str, Any]]:
+    """Every compile's layout, with dot's time for all of them bounded by one `DotBudget`."""
+    budget = DotBudget()
+    return [layout(c, budget=budget) for c in compiles]
+
+
+def layout(c: Compile, engine: str = "dot", budget: DotBudget | None = None) -> dict[str, Any]:
+    """Lay the compile's whole graph out once: dot's geometry and label lines within
+    dot's time limit, else the layered layout saying why; an error without dot."""
     if not c.nodes:
         return {"width": 0, "height": 0, "nodes": [], "edges": []}
     if len(c.nodes) > DOT_NODES:
-        return layered(c)
+        return _fallback(c, f"{len(c.nodes):,} nodes, more than dot lays out in seconds")
+    limit, why = dot_limit(c), "dot took more than {} s"
+    if budget is not None:
+        if budget.left <= 0.05:
+            return _fallback(c, f"dot had used its {_seconds(budget.total)} s for this "
+                                "recording's graphs")
+        if budget.left < limit:
+            limit, why = budget.left, (f"dot's {_seconds(budget.total)} s for this recording's "
+                                       "graphs ran out")
+    start = time.monotonic()
     try:
-        import graphviz
+        done = run_limited([engine, "-Tjson"], dot_source(c).encode("utf-8"), limit)
+    except FileNotFoundError:
+        return {"error": f"the `{engine}` program is missing (Debian: apt-get install graphviz)"}
+    except OSError as e:   # there, but not runnable
+        return _fallback(c, f"dot could not run: {e}"[:200])
+    except subprocess.TimeoutExpired:
+        return _fallback(c, why.format(_seconds(limit)))
+    finally:
+        if budget is not None:
+            budget.left -= time.monotonic() - start
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip()[:200]
+        return _fallback(c, f"dot failed: {said or f'exit status {done.returncode}'}")
+    try:
+        d = json.loads(done.stdout)
+    except ValueError:
+        return _fallback(c, "dot wrote no readable layout")
+    return {**_geometry(d, c), "engine": "dot"}
 
-        raw = graphviz.Source(dot_source(c), engine=engine).pipe(format="json", encoding="utf-8")
-    except ImportError:
-        return {"error": "the graphviz Python package is not installed (pip install graphviz)"}
-    except Exception as e:  # graphviz.ExecutableNotFound, or dot failing on odd input
-        if type(e).__name__ == "ExecutableNotFound":
-            return {"error": "the `dot` program is missing (Debian: apt-get install graphviz)"}
-        return {"error": f"dot failed: {str(e)[:200]}"}
-    return _geometry(json.loads(raw), c)
+
+def run_limited(argv: list[str], data: bytes, seconds: float) -> subprocess.CompletedProcess:
+    """Run a program on `data` for at most `seconds`: past that (or on any exception, an
+    interrupt included) it is killed with every process it started, so that nothing is
+    left running and no pipe stays open, and `subprocess.TimeoutExpired` is raised."""
+    with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, start_new_session=True) as proc:
+        try:
+            out, err = proc.communicate(data, timeout=seconds)
+        except BaseException:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)   # its own group: it and its children
+            except ProcessLookupError:
+                pass
+            proc.communicate()
+            raise
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+def _seconds(t: float) -> str:
+    return f"{t:.0f}" if t >= 2 else f"{t:.1f}"
+
+
+def _fallback(c: Compile, why: str) -> dict[str, Any]:
+    """The layered layout of a graph dot did not lay out, saying why."""
+    return {**layered(c), "why": why}
 
 
 def _geometry(d: dict[str, Any], c: Compile) -> dict[str, Any]:

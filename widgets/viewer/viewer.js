@@ -3196,8 +3196,10 @@ export function renameAt(r, i) {
 // The FX graph pane: the graph as it grows. The kernel laid out every node the compile
 // ever created (widgets/viewer/layout.py); the drawing is made once per compile and nodes
 // and edges are revealed as the steps add them, so nothing moves while stepping. Without a
-// layout (no `dot`), the nodes made so far are listed as text. Nodes link (`data-node`) to
-// the step that made them; so do the names in the graph's Python code, below.
+// layout (no `dot`), the nodes made so far are listed as text. A graph dot did not lay out
+// in time is drawn in the kernel's own layers, and a quiet note under the drawing says so.
+// Nodes link (`data-node`) to the step that made them; so do the names in the graph's
+// Python code, below.
 
 /** How much of the graph exists at step i and which nodes this step added. */
 export function graphView(c, i) {
@@ -3205,6 +3207,13 @@ export function graphView(c, i) {
   const before = c.steps.length && i > 0 ? nodesAt(c, i - 1) : 0;
   const fresh = c.steps.length ? nodeOrder(c).order.slice(before, shown) : [];
   return { shown, total: c.nodes.length, fresh, names: fresh.map((k) => nameAt(c.nodes[k], i)) };
+}
+
+/** The note under a drawing not made by graphviz's dot: which layout it is and why
+ * (layout.py's `engine` and `why`); "" for dot's own. */
+export function layoutNote(layout) {
+  if (!layout || layout.error || layout.engine !== "layered") return "";
+  return `Laid out in layers, not by graphviz's dot${layout.why ? `: ${layout.why}` : ""}.`;
 }
 
 /** A node's tooltip: what it is, its name before a rename, and the step that made it. */
@@ -3340,9 +3349,10 @@ export function graphPane() {
   const p = pane("dl-graph", "FX graph");
   const drawing = h("div", { class: "dl-drawing", title: "wheel: zoom · drag: pan · keys: + − 0, Shift+arrows" });
   const camera = zoomable(drawing);
+  const note = h("div", { class: "dl-graph-note dl-faint" });
   const listing = h("div", { class: "dl-graph-text" });
   const graphCode = h("details", { class: "dl-graph-code" });
-  p.body.replaceChildren(drawing, camera.overview, listing, graphCode);
+  p.body.replaceChildren(drawing, camera.overview, note, listing, graphCode);
   let c = null, k = -1, layout = {}, drawn = null, codeOf = -1, fit = false, target = null;
   let lastShown = -1;   // how many nodes had been made when the pane last revealed
 
@@ -3361,6 +3371,8 @@ export function graphPane() {
     drawing.replaceChildren();
     drawing.hidden = !!layout.error || !layout.nodes || !c.nodes.length;
     listing.hidden = !drawing.hidden;
+    note.textContent = drawing.hidden ? "" : layoutNote(layout);
+    note.hidden = !note.textContent;
     if (!drawing.hidden) {
       drawn = makeDrawing(c, layout);
       drawing.append(drawn.root);
