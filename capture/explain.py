@@ -1,29 +1,59 @@
 """Why a program broke its graphs and recompiled, for people at a terminal (`dynamo-lab explain`).
 
-Read from a recording only: each graph break with its line, the instruction, the stack
-it met and Dynamo's explanation and hints (with the graph-break registry's entry for
-its id, `torch/_dynamo/graph_break_registry.json` of the installed torch); each
-recompile with every guard that failed, expected against seen, and the line that
-installed it; each refused recompile (cache limit, `fail_on_recompile`) the same way;
-and a one-line suggestion where Dynamo's own hints give one. `explanation(recording)`
-is the data (plain dicts and lists, what `--json` prints); `explanation_text` the text.
+Read from a recording only. For each frame: how it came out (`capture.outcomes`:
+compiled whole, in graphs split by breaks, skipped, failed, refused at the recompile
+limit). For each graph break, once per place: its line, the user's own line that led
+there (`capture.usercode`), Dynamo's reason and the fix (`capture.advice`). For
+recompiles, one entry per distinct cause (not one per cache entry): what changed, the
+values it took, where the guard was installed and the user's line, and the fix. Dynamo's
+teaching detail (the instruction, the stack it met, its hints) is behind `teach=True`.
+
+`explanation(recording)` is the data (plain dicts and lists, what `--format json` prints;
+its schema is `SCHEMA` below); `explanation_text` the text.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+from typing import Any, Iterable
 
-from . import help, internals
+from . import advice, help, internals
+from .outcomes import frames as frame_outcomes
+from .outcomes import kept, resumed_from, summary
 from .recompiles import step_place
 from .recording import Compile, EventKind, FailedGuard, Recording
 from .text import visible
+from .usercode import Place, chain, is_user_file, user_place
 
 _GB_ID = re.compile(r"gb/gb(\d{4})\.html|\b(GB\d{4})\b")
-# hints that say nothing a learner can act on
-_GENERIC = ("Please report", "It may be possible to write Dynamo tracing rules",
-            "This graph break may be difficult to debug", "file an issue", "report an issue")
+
+FORMAT = "dynamo-lab-explain/2"
+
+# The JSON `explanation` returns, key by key (documented in the README's explain section).
+SCHEMA: dict[str, str] = {
+    "format": f"'{FORMAT}'",
+    "torch_version": "the torch that was recorded",
+    "summary": "counts: compiles (kept, not restarted attempts), frames, compiled_whole, "
+               "with_graph_breaks, skipped, failed, recompiles, refused",
+    "compiles": "the number of compiles Dynamo kept (summary.compiles)",
+    "frames": "one per function Dynamo met: function, file, lineno, outcome (compiled | "
+              "graph_break | skipped | failed | unfinished), compiles, recompiles, graphs, "
+              "graph_breaks, errors, skipped_because, refused, statement",
+    "graph_breaks": "one per place: function, file, lineno, line, user (the user's own "
+                    "line: function, file, lineno, line), reason, explanation, hints, gb_id, "
+                    "gb_type, compiles, skipped (the frame gave up: runs eagerly), advice, "
+                    "and the teaching detail: instruction, instruction_help, stack",
+    "causes": "one per distinct cause of recompiles: function, kind, source, name, what, "
+              "mechanism, values (first what the first entry held, then each new call's), "
+              "recompiles (compile ids), installed and user (file, lineno, line), "
+              "expected (bounded by nature), statement, advice",
+    "recompiles": "one per recompile: compile_id, function, replaces, failed_guards (every "
+                  "guard that failed, each with its user line), dynamo_reasons",
+    "refusals": "one per refused recompile (cache_limit, fail_on_recompile): kind, "
+                "compile_id, message, failed_guards, advice",
+    "advice": "every distinct fix, in the order of the entries above",
+}
 
 
 # -- the registry -------------------------------------------------------------------
@@ -58,43 +88,55 @@ def registry_entry(reason: str, *texts: str | None) -> tuple[str | None, dict[st
 # -- the data ------------------------------------------------------------------------
 
 
-def explanation(recording: Recording) -> dict[str, Any]:
-    """Every graph break, recompile and refused recompile of a recording, as plain data."""
+def explanation(recording: Recording, user_code: Iterable[str] = ()) -> dict[str, Any]:
+    """Every frame's outcome, graph break, cause of recompiles and refusal, as plain data.
+    `user_code`: folders or files that count as the user's own code besides their script."""
+    user_code = tuple(user_code)
+    found = frame_outcomes(recording)
     breaks: list[dict[str, Any]] = []
     seen: dict[tuple, dict[str, Any]] = {}
     for c in recording.compiles:
         gb = c.graph_break
         if gb is None or c.attempt > 0:
             continue  # an attempt after a restart stops where its first attempt broke
-        # One entry per place: the first attempt of a frame meets its break, and every recompile of the frame meets it again.
-        key = (c.filename, gb.code_name, gb.lineno, gb.reason)
+        b = _break(c, user_code)
+        # one entry per place: every recompile of the frame, and every frame of an inlining
+        # chain, meets the same break again
+        key = (b["file"], b["lineno"], gb.reason)
         if key in seen:
             seen[key]["compiles"].append(c.compile_id)
             continue
-        seen[key] = _break(c)
-        breaks.append(seen[key])
-    # (a recording made before failed guards were kept has Dynamo's reasons only)
-    recompiles = [_recompile(recording, c) for c in recording.compiles
-                  if (c.replaces is not None or c.recompile_reasons) and c.attempt == 0]
-    refusals = [{"kind": e.kind, "compile_id": e.compile_id, "message": e.message,
-                 "failed_guards": [_failed(recording, fg) for fg in e.failed_guards],
-                 "suggestion": _refusal_suggestion(e.kind, e.failed_guards, recording)}
-                for e in recording.events
+        seen[key] = b
+        breaks.append(b)
+    recompiles = [_recompile(recording, c, user_code) for c in recording.compiles
+                  if (c.replaces is not None or c.recompile_reasons) and kept(c)]
+    causes = _causes(recording, user_code)
+    refusals = [_refusal(recording, e, causes, user_code) for e in recording.events
                 if e.kind in (EventKind.CACHE_LIMIT, EventKind.FAIL_ON_RECOMPILE)
                 or e.failed_guards]
-    return {"torch_version": recording.torch_version, "compiles": len(recording.compiles),
-            "graph_breaks": breaks, "recompiles": recompiles, "refusals": refusals}
+    frames_ = []
+    for f in found:
+        d = f.as_dict()
+        fix = next((a for a in map(advice.error_advice, d["errors"]) if a), None)
+        d["advice"] = [fix] if fix else []
+        frames_.append(d)
+    fixes: list[str] = []
+    for item in (*frames_, *breaks, *causes, *refusals):
+        for a in item["advice"]:
+            if a not in fixes:
+                fixes.append(a)
+    counts = summary(found)
+    return {"format": FORMAT, "torch_version": recording.torch_version, "summary": counts,
+            "compiles": counts["compiles"], "frames": frames_,
+            "graph_breaks": breaks, "causes": causes, "recompiles": recompiles,
+            "refusals": refusals, "advice": fixes}
 
 
-def _source_line(c: Compile, code: int, lineno: int | None) -> str | None:
-    if lineno is None or code >= len(c.codes):
-        return None
-    info = c.codes[code]
-    k = lineno - info.firstlineno
-    return info.source_lines[k].strip() if 0 <= k < len(info.source_lines) else None
+def _place(p: Place | None) -> dict[str, Any] | None:
+    return p.as_dict() if p is not None else None
 
 
-def _break(c: Compile) -> dict[str, Any]:
+def _break(c: Compile, user_code: tuple[str, ...]) -> dict[str, Any]:
     gb = c.graph_break
     step = c.steps[gb.step] if gb.step is not None and gb.step < len(c.steps) else None
     stack: list[str] = []
@@ -110,11 +152,15 @@ def _break(c: Compile) -> dict[str, Any]:
     if not hints and entry:
         hints = [h.strip() for h in entry.get("Hints", []) if h.strip()]
     explanation_ = gb.explanation or (entry or {}).get("Explanation")
-    filename = c.codes[step.code].filename if step is not None else c.filename
+    places = chain(c, gb.step)
+    here = places[-1] if places else Place(gb.code_name or c.code_name, c.filename, gb.lineno, gb.line)
+    mine = user_place(c, gb.step, user_code)
+    in_user = is_user_file(here.file, user_code)
+    fix = advice.break_advice(gb_id, explanation_, hints, in_user, here.function)
     return {
         "compile_id": c.compile_id, "compiles": [c.compile_id],
-        "function": gb.code_name or c.code_name,
-        "file": filename, "lineno": gb.lineno, "line": gb.line,
+        "function": here.function, "file": here.file, "lineno": gb.lineno, "line": gb.line,
+        "user": _place(mine), "skipped": c.outcome == "skipped",
         "step": gb.step,
         "instruction": f"{step.opname} {step.argrepr}".rstrip() if step is not None else None,
         # what Dynamo's handler does with that opname, in capture/help.json's words
@@ -122,26 +168,20 @@ def _break(c: Compile) -> dict[str, Any]:
         "stack": stack, "reason": gb.reason, "explanation": explanation_, "hints": hints,
         "gb_id": gb_id, "gb_type": (entry or {}).get("Gb_type"),
         "registry": entry, "link": link,
-        "suggestion": _break_suggestion(hints, gb.code_name != c.code_name, gb.code_name),
+        "advice": [fix] if fix else [],
+        "suggestion": fix,
     }
 
 
-def _break_suggestion(hints: list[str], in_helper: bool, function: str | None) -> str:
-    for h in hints:
-        if not any(g in h for g in _GENERIC):
-            return h
-    if in_helper and function:
-        return (f"if {function} need not be compiled, keep Dynamo out of it: "
-                f"wrap it in torch.compiler.disable")
-    return "if this code need not be compiled, wrap it in a function under torch.compiler.disable"
-
-
-def _failed(recording: Recording, fg: FailedGuard, generation: int | None = None) -> dict[str, Any]:
-    """A failed guard with its guard's text and installing line. `generation`: that of the
-    compile it came with (ids start again after a reset); None: the latest with its id."""
+def _failed(recording: Recording, fg: FailedGuard, generation: int | None = None,
+            user_code: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A failed guard with its guard's text, installing line and the user's line.
+    `generation`: that of the compile it came with (ids start again after a reset); None:
+    the latest with its id."""
     out = {"compile_id": fg.compile_id, "guard": fg.guard, "detail": fg.detail, "kind": fg.kind,
            "source": fg.source, "what": fg.what, "expected": fg.expected, "seen": fg.seen,
-           "step": fg.step, "lineno": fg.lineno, "file": None, "line": None, "text": None}
+           "step": fg.step, "lineno": fg.lineno, "file": None, "line": None, "text": None,
+           "user": None}
     same = [c for c in recording.compiles if c.compile_id == fg.compile_id
             and (generation is None or c.generation == generation)]
     if not same:
@@ -152,91 +192,165 @@ def _failed(recording: Recording, fg: FailedGuard, generation: int | None = None
     code, lineno = step_place(old, fg.step)
     if code is not None:
         out["file"] = old.codes[code].filename if code < len(old.codes) else old.filename
-        out["line"] = _source_line(old, code, lineno)
+        k = lineno - old.codes[code].firstlineno if code < len(old.codes) and lineno else -1
+        lines = old.codes[code].source_lines if code < len(old.codes) else ()
+        out["line"] = lines[k].strip() if 0 <= k < len(lines) else None
+    out["user"] = _place(user_place(old, fg.step, user_code))
     return out
 
 
-def _recompile(recording: Recording, c: Compile) -> dict[str, Any]:
+def _recompile(recording: Recording, c: Compile, user_code: tuple[str, ...]) -> dict[str, Any]:
     return {"compile_id": c.compile_id, "function": c.code_name, "file": c.filename,
             "replaces": c.replaces, "dynamo_reasons": list(c.recompile_reasons),
-            "failed_guards": [_failed(recording, fg, c.generation) for fg in c.failed_guards],
-            # the replaced entry's failures first: they are why this compile was made
-            "suggestion": _guard_suggestion(
-                sorted(c.failed_guards, key=lambda fg: fg.compile_id != c.replaces))}
+            "failed_guards": [_failed(recording, fg, c.generation, user_code)
+                              for fg in c.failed_guards]}
 
 
-def _python_name(source: str | None) -> str:
-    """`x` for `L['x']`, `kwargs['x']` for `L['kwargs']['x']`, `cache.k` for `L['cache'].k`."""
-    if not source:
-        return "it"
-    return re.sub(r"^[LG]\[(['\"])(.*?)\1\]", r"\2", source)
+# -- causes: one per distinct thing that changed -------------------------------------
 
 
-def _guard_suggestion(failed: tuple[FailedGuard, ...] | list[FailedGuard]) -> str | None:
-    """One line from what the failing guards compared, in Dynamo's own advice."""
-    failed = [fg for fg in failed if not _python_name(fg.source).startswith("___")]
-    for fg in failed:
-        name = _python_name(fg.source)
-        if fg.kind == "TENSOR_MATCH" and fg.what == "size":
-            dims = _changed_dims(fg.expected, fg.seen)
-            if dims:
-                marks = "; ".join(f"torch._dynamo.mark_dynamic({name}, {d})" for d in dims)
-                return (f"mark the changing dimension of {name} dynamic before the first call "
-                        f"({marks}), or compile with dynamic=True")
-        if fg.what == "check" and ".size()" in (fg.expected or ""):
-            return ("sizes that were equal share one symbol (duck shaping): set "
-                    "torch.fx.experimental._config.use_duck_shape = False to keep them apart")
-        if fg.kind == "EQUALS_MATCH" and _is_number(fg.expected):
-            return (f"{name} is a Python number, guarded by its value: move it into a tensor "
-                    f"(torch.tensor({name.split('.')[-1]})) so a new value needs no new compile")
-        if fg.kind == "EQUALS_MATCH" and fg.expected[:1] in "'\"":
-            return (f"{name} is a str, guarded by its value: each new string compiles again; "
-                    "keep strings that vary out of the compiled function")
-    for fg in failed:
-        if fg.kind == "TENSOR_MATCH" and fg.what in ("dtype", "requires_grad", "device"):
-            return (f"each {fg.what} of {_python_name(fg.source)} gets its own compile: "
-                    "expected when it changes rarely, else keep it the same across calls")
-    return None
+def _causes(recording: Recording, user_code: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The recompiles grouped by what changed: for each recompile, the guards of the entry
+    it replaced that failed (the other entries' failures say the same again)."""
+    out: dict[tuple, dict[str, Any]] = {}
+    for c in recording.compiles:
+        if not kept(c) or not c.failed_guards:
+            continue
+        primary = [fg for fg in c.failed_guards if fg.compile_id == c.replaces] or list(c.failed_guards)
+        for fg in primary:
+            if advice.python_name(fg.source).startswith("___"):
+                continue  # Dynamo's own bookkeeping
+            key = (c.generation, c.frame_id, fg.kind, fg.source, fg.what)
+            cause = out.get(key)
+            if cause is None:
+                failed = _failed(recording, fg, c.generation, user_code)
+                parent = resumed_from(c.code_name)
+                cause = out[key] = {
+                    "function": f"{parent} (after its graph break)" if parent else c.code_name, "file": c.filename, "kind": fg.kind,
+                    "source": fg.source, "name": advice.python_name(fg.source), "what": fg.what,
+                    "values": [_shown(fg)], "recompiles": [],
+                    "installed": {"file": failed["file"], "lineno": failed["lineno"],
+                                  "line": failed["line"]},
+                    "user": failed["user"], "dims": [], "made_dynamic": None}
+            cause["recompiles"].append(c.compile_id)
+            cause["values"].append(fg.seen)
+            if fg.kind == "DICT_LENGTH":
+                cause["values"][-1] = fg.seen
+            if fg.kind == "TENSOR_MATCH" and fg.what == "size":
+                for d in advice.changed_dims(fg.expected, fg.seen):
+                    if d not in cause["dims"]:
+                        cause["dims"].append(d)
+                if cause["made_dynamic"] is None and _made_dynamic(c, fg.source):
+                    cause["made_dynamic"] = c.compile_id
+            m = re.match(r"^\d+ <= .+\.size\(\)\[(\d+)\]$", fg.expected or "")
+            if m and int(m.group(1)) not in cause["dims"]:
+                cause["dims"].append(int(m.group(1)))
+    causes = list(out.values())
+    for cause in causes:
+        cause["mechanism"] = advice.mechanism(cause["kind"], cause["source"], cause["what"],
+                                              cause["values"])
+        cause["expected"] = cause["mechanism"] in advice.BOUNDED
+        fix = advice.guard_advice(cause)
+        cause["advice"] = [fix] if fix else []
+        cause["statement"] = _cause_statement(cause)
+    # several guards failing on the same recompiles, installed by one line that updates a
+    # global dict: moving that bookkeeping out removes them all
+    for cause in causes:
+        if cause["mechanism"] == "global_dict":
+            for other in causes:
+                if other is not cause and other["recompiles"] == cause["recompiles"] \
+                        and other["installed"] == cause["installed"]:
+                    other["advice"] = [f"read by the same line as {cause['name']}: "
+                                       f"{cause['advice'][0]}"] if cause["advice"] else []
+    return causes
 
 
-def _refusal_suggestion(kind: str, failed: tuple[FailedGuard, ...],
-                        recording: Recording) -> str | None:
-    first = _guard_suggestion(failed)
-    if kind == EventKind.CACHE_LIMIT:
-        _, entry = registry_entry("Dynamo recompile limit exceeded")
-        hint = " ".join(h.strip() for h in (entry or {}).get("Hints", [])[1:3])
-        hint = hint.replace("{limit_type}", "recompile_limit") or (
-            "consider increasing torch._dynamo.config.recompile_limit")
-        return f"{first}; or, if recompiling is expected: {hint}" if first else hint
-    return first
+def _shown(fg: FailedGuard) -> str:
+    """What the entry held: a dict's length is `not G['d']` when the dict was empty."""
+    if fg.kind == "DICT_LENGTH" and (fg.expected or "").startswith("not "):
+        return "0"
+    return fg.expected
 
 
-def _changed_dims(expected: str, seen: str) -> list[int]:
-    try:
-        want = [None if x.strip() == "None" else int(x)
-                for x in expected.strip("[]").split(",") if x.strip()]
-        have = [int(x) for x in seen.strip("[]").split(",") if x.strip()]
-    except ValueError:
-        return []
-    if len(want) != len(have):
-        return []
-    return [d for d, (w, h) in enumerate(zip(want, have)) if w is not None and w != h]
+def _made_dynamic(c: Compile, source: str | None) -> bool:
+    """Whether compile `c` holds `source` with a dynamic dimension (automatic dynamic)."""
+    for g in c.guard_details:
+        if g.kind == "TENSOR_MATCH" and g.source == source:
+            s = advice.sizes(g.text)
+            return bool(s) and None in s
+    return False
 
 
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except (TypeError, ValueError):
-        return False
-    return True
+def elide(values: list[str], limit: int = 6) -> str:
+    """Values shown around the part where they differ: `'blocks.{0..7}.attn.v.weight'`."""
+    distinct = list(dict.fromkeys(values))
+    if len(distinct) == 1:
+        return distinct[0]
+    if len(distinct) == 2 and all(len(v) <= 40 for v in distinct):
+        return f"{distinct[0]}, then {distinct[1]}"
+    pre = _common(distinct)
+    post = _common([v[len(pre):][::-1] for v in distinct])[::-1]
+    middles = [v[len(pre):len(v) - len(post)] for v in distinct]
+    if all(m.isdigit() for m in middles):
+        nums = [int(m) for m in middles]
+        if nums == list(range(nums[0], nums[0] + len(nums))):
+            return f"{pre}{{{nums[0]}..{nums[-1]}}}{post}"
+    shown = ", ".join(middles[:limit]) + (f", … ({len(middles)} in all)" if len(middles) > limit else "")
+    return f"{pre}{{{shown}}}{post}" if pre or post else shown
+
+
+def _common(texts: list[str]) -> str:
+    first = min(texts, key=len)
+    n = 0
+    while n < len(first) and all(t[n] == first[n] for t in texts):
+        n += 1
+    return first[:n]
+
+
+def _cause_statement(cause: dict[str, Any]) -> str:
+    name, what, n = cause["name"], cause["what"], len(cause["recompiles"])
+    values = elide(cause["values"])
+    times = "once" if n == 1 else f"{n} times"
+    subject = f"{name} {what}" if what and what not in ("value", "check") else name
+    if cause["kind"] == "GLOBAL_STATE":
+        subject = "global state (grad mode)" if cause["mechanism"] == "grad_mode" else "global state"
+    if cause["what"] == "check":
+        seen = elide(cause["values"][1:])
+        return f"{cause['source']} failed its check {cause['values'][0]} ({seen}), recompiling {times}"
+    if cause["mechanism"] == "string":
+        return f"{subject} (a str) took a new value, recompiling {times}: {values}"
+    return f"{subject} changed, recompiling {times}: {values}"
+
+
+# -- refusals --------------------------------------------------------------------------
+
+
+def _refusal(recording: Recording, e: Any, causes: list[dict[str, Any]],
+             user_code: tuple[str, ...]) -> dict[str, Any]:
+    failed = [_failed(recording, fg, user_code=user_code) for fg in e.failed_guards]
+    sources = {fg.source for fg in e.failed_guards}
+    frame_id = (e.compile_id or "").split("/")[0]
+    mine = [c for c in causes if c["source"] in sources
+            and str(c["recompiles"][0]).split("/")[0] == frame_id]
+    fixes = [a for c in mine for a in c["advice"]]
+    if e.kind == EventKind.CACHE_LIMIT:
+        bounded = all(c["expected"] for c in mine) if mine else False
+        fixes.append("raise torch._dynamo.config.recompile_limit only if the values that change "
+                     "are few and known" if not bounded else
+                     "these values are few: raising torch._dynamo.config.recompile_limit is safe")
+    return {"kind": e.kind, "compile_id": e.compile_id, "message": e.message,
+            "failed_guards": failed, "causes": [c["statement"] for c in mine],
+            "advice": fixes, "suggestion": "; ".join(fixes) or None}
 
 
 # -- the text ------------------------------------------------------------------------
 
 
-def explanation_text(recording: Recording) -> str:
-    """The explanation for people at a terminal."""
-    return visible(_text(explanation(recording)))
+def explanation_text(recording: Recording, *, teach: bool = False,
+                     user_code: Iterable[str] = ()) -> str:
+    """The explanation for people at a terminal; `teach` adds Dynamo's detail (the
+    instruction, the stack it met, its explanation and hints)."""
+    return visible(text_of(explanation(recording, user_code), teach=teach))
 
 
 def _where(file: str | None, lineno: int | None) -> str:
@@ -244,72 +358,105 @@ def _where(file: str | None, lineno: int | None) -> str:
     return f"{name}:{lineno}" if lineno is not None else name
 
 
-def _guard_lines(fgs: list[dict[str, Any]], indent: str = "  ") -> list[str]:
+def _user_lines(installed: dict[str, Any], user: dict[str, Any] | None, indent: str) -> list[str]:
     out = []
-    for fg in fgs:
-        what = f" {fg['what']}" if fg["what"] else ""
-        out.append(f"{indent}- [{fg['compile_id']}] {fg['kind']} {fg['source'] or ''}{what}: "
-                   f"expected {fg['expected']}, got {fg['seen']}")
-        if fg["lineno"] is not None:
-            line = f":  {fg['line']}" if fg["line"] else ""
-            out.append(f"{indent}    installed at {_where(fg['file'], fg['lineno'])} "
-                       f"(step {fg['step']}){line}")
-        elif fg["guard"] is None:
-            out.append(f"{indent}    (that compile was made before recording)")
+    if installed.get("lineno") is not None:
+        line = f":  {installed['line']}" if installed.get("line") else ""
+        out.append(f"{indent}installed at {_where(installed['file'], installed['lineno'])}{line}")
+    if user and (user["file"], user["lineno"]) != (installed.get("file"), installed.get("lineno")):
+        line = f":  {user['line']}" if user.get("line") else ""
+        out.append(f"{indent}your line: {_where(user['file'], user['lineno'])}{line}")
     return out
 
 
-def _text(data: dict[str, Any]) -> str:
-    breaks, recompiles, refusals = data["graph_breaks"], data["recompiles"], data["refusals"]
-    out = [f"{data['compiles']} compile(s), {len(breaks)} graph break(s), "
-           f"{len(recompiles)} recompile(s), {len(refusals)} refused recompile(s) "
-           f"(torch {data['torch_version']})"]
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def text_of(data: dict[str, Any], *, teach: bool = False) -> str:
+    """The text of an `explanation`."""
+    s = data["summary"]
+    parts = [_plural(s["compiles"], "compile")]
+    for key, word in (("compiled_whole", "compiled whole"),
+                      ("with_graph_breaks", "with graph breaks"), ("skipped", "skipped"),
+                      ("failed", "failed")):
+        if s[key]:
+            parts.append(f"{s[key]} {'function' if s[key] == 1 else 'functions'} {word}")
+    parts.append(_plural(s["recompiles"], "recompile"))
+    if s["refused"]:
+        parts.append(f"{s['refused']} refused at the recompile limit")
+    out = [", ".join(parts) + f" (torch {data['torch_version']})", ""]
+    for f in data["frames"]:
+        out.append(f"{f['function']} ({_where(f['file'], f['lineno'])}): {f['statement']}")
+        for a in f.get("advice", []):
+            out.append(f"  fix: {a}")
+    breaks, causes, refusals = data["graph_breaks"], data["causes"], data["refusals"]
     for n, b in enumerate(breaks, 1):
         out.append("")
-        out.append(f"graph break {n} of {len(breaks)}: in {b['function']} at "
-                   f"{_where(b['file'], b['lineno'])}, met by "
-                   + ", ".join(f"[{i}]" for i in b["compiles"]))
+        head = "graph break" + (f" {n} of {len(breaks)}" if len(breaks) > 1 else "")
+        out.append(f"{head}: in {b['function']} at {_where(b['file'], b['lineno'])}"
+                   + (" (the frame was skipped: it runs eagerly)" if b["skipped"] else ""))
         if b["line"]:
             out.append(f"  {b['lineno']} | {b['line']}")
-        if b["instruction"]:
-            out.append(f"  instruction: {b['instruction']}  (step {b['step']})")
-            if b.get("instruction_help"):
-                out.append(f"    {b['instruction'].split()[0]} in Dynamo: {b['instruction_help']}")
-        if b["stack"]:
-            out.append("  stack it met (top first):")
-            out += [f"    {v}" for v in b["stack"]]
-        out.append(f"  reason: {b['reason']}")
-        if b["explanation"]:
-            out.append(f"  explanation: {b['explanation']}")
-        if b["hints"]:
-            out.append("  hints:")
-            out += [f"    - {h}" for h in b["hints"]]
-        if b["gb_id"]:
-            out.append(f"  registry: {b['gb_id']} ({b['gb_type'] or 'unknown type'})"
-                       + (f"  {b['link']}" if b["link"] else ""))
-        out.append(f"  suggestion: {b['suggestion']}")
-    for r in recompiles:
+        u = b["user"]
+        if u and (u["file"], u["lineno"]) != (b["file"], b["lineno"]):
+            out.append(f"  your line: {_where(u['file'], u['lineno'])}:  {u['line'] or ''}".rstrip())
+        out.append(f"  why: {b['reason']}" + (f" ({b['gb_id']})" if b["gb_id"] else ""))
+        if teach:
+            if b["explanation"]:
+                out.append(f"  explanation: {b['explanation'].strip()}")
+            if b["instruction"]:
+                out.append(f"  instruction: {b['instruction']}  (step {b['step']})")
+                if b.get("instruction_help"):
+                    out.append(f"    {b['instruction'].split()[0]} in Dynamo: {b['instruction_help']}")
+            if b["stack"]:
+                out.append("  stack it met (top first):")
+                out += [f"    {v}" for v in b["stack"]]
+            if b["hints"]:
+                out.append("  Dynamo's hints:")
+                out += [f"    - {h}" for h in b["hints"]]
+            if b["link"]:
+                out.append(f"  registry: {b['gb_id']} ({b['gb_type'] or 'unknown type'})  {b['link']}")
+        for a in b["advice"]:
+            out.append(f"  fix: {a}")
+    for cause in causes:
         out.append("")
-        instead = f" instead of [{r['replaces']}]" if r["replaces"] else ""
-        count = (f"{len(r['failed_guards'])} guard(s) failed" if r["failed_guards"] else
-                 "no failed guards recorded (Dynamo's first reason only)")
-        out.append(f"recompile [{r['compile_id']}] of {r['function']}{instead}: {count}")
-        out += _guard_lines(r["failed_guards"])
-        if r["dynamo_reasons"]:
+        expected = " (expected)" if cause["expected"] else ""
+        out.append(f"recompiles of {cause['function']}{expected}: {cause['statement']}  "
+                   f"[{', '.join(cause['recompiles'])}]")
+        out.append(f"  guard: {cause['kind']} {cause['source'] or ''}".rstrip())
+        out += _user_lines(cause["installed"], cause["user"], "  ")
+        if cause["user"] is None and cause["installed"].get("lineno") is not None:
+            out.append("  (no line of yours in the chain: this frame is library code that "
+                       "Dynamo compiled as a frame of its own)")
+        for a in cause["advice"]:
+            out.append(f"  fix: {a}")
+    for r in data["recompiles"]:
+        if not r["failed_guards"] and r["dynamo_reasons"]:
+            out.append("")
+            out.append(f"recompile [{r['compile_id']}] of {r['function']}: no failed guards "
+                       "recorded (Dynamo's first reason only)")
             out.append(f"  Dynamo's reason (the first failure only): "
                        f"{r['dynamo_reasons'][0].splitlines()[0]}")
-        if r["suggestion"]:
-            out.append(f"  suggestion: {r['suggestion']}")
     for e in refusals:
         out.append("")
         where = f" [{e['compile_id']}]" if e["compile_id"] else ""
         out.append(f"refused ({e['kind']}){where}: {e['message']}")
-        out += _guard_lines(e["failed_guards"])
-        if e["suggestion"]:
-            out.append(f"  suggestion: {e['suggestion']}")
-    if not breaks and not recompiles and not refusals:
-        out.append("no graph breaks and no recompiles: every frame compiled once, whole")
-    return "\n".join(out)
+        for statement in e["causes"]:
+            out.append(f"  because: {statement}")
+        if not e["causes"]:
+            for fg in e["failed_guards"][:4]:
+                what = f" {fg['what']}" if fg["what"] else ""
+                out.append(f"  - [{fg['compile_id']}] {fg['kind']} {fg['source'] or ''}{what}: "
+                           f"expected {fg['expected']}, got {fg['seen']}")
+        for a in e["advice"]:
+            out.append(f"  fix: {a}")
+    if not breaks and not causes and not refusals and not data["recompiles"] and s["compiles"] \
+            and not s["failed"] and not s["skipped"]:
+        out.append("")
+        out.append("no graph breaks and no recompiles")
+    return "\n".join(out).rstrip()
 
 
-__all__ = ["explanation", "explanation_text", "registry_entry"]
+__all__ = ["FORMAT", "SCHEMA", "elide", "explanation", "explanation_text", "registry_entry",
+           "text_of"]

@@ -285,3 +285,15 @@ def test_record_m_of_a_module_that_is_not_there_is_one_line(package):
     assert result.returncode == 2 and result.stdout == ""
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and "no module named 'pkg.nowhere'" in lines[0], result.stderr
+
+
+def test_a_recording_that_cannot_be_made_exits_with_its_own_code(work):
+    # a compiled coroutine is refused before it runs (capture.run): recording failed, not the script
+    (work / "scripts" / "coro.py").write_text(
+        "import torch\n\n\nasync def step(x):\n    return x + 1\n\n\n"
+        "compiled = torch.compile(step, backend='eager')\n", encoding="utf-8")
+    result = run("record", "scripts/coro.py", "-o", "coro.json", cwd=work)
+    from widgets.cli import RECORDING_FAILED
+    assert result.returncode == RECORDING_FAILED == 125, result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and "async function" in lines[0], result.stderr

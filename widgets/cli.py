@@ -16,6 +16,11 @@ dynamo-lab's options come first: `dynamo-lab record -o trace.json train.py -o mo
 
 Progress, notes and errors go to stderr, prefixed `dynamo-lab:`; every error is one
 line. A program that raises still gets its recording written, up to that point.
+
+Exit codes, for CI: `record` exits with the program's own code (0, its `sys.exit` code,
+1 when it raised, 130 when interrupted); 125 (`RECORDING_FAILED`) when recording itself
+could not be done; 2 for bad arguments. `explain` exits 0, or 1 with one line saying why
+when `--fail-on-graph-break` or `--max-recompiles N` is not met.
 """
 
 from __future__ import annotations
@@ -36,8 +41,10 @@ from .program import Program, ProgramError
 from .progress import PROG, Progress, say
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# Options of `record` that take a value (needed to find where the program's name is).
-_VALUE_OPTIONS = ("-o", "--out", "--max-steps")
+# Options that take a value (needed to find where the program's name is).
+_VALUE_OPTIONS = ("-o", "--out", "--max-steps", "--format", "--user-code", "--max-recompiles")
+# `record`'s exit code when recording itself failed (the program's own codes pass through)
+RECORDING_FAILED = 125
 
 
 class CommandError(Exception):
@@ -95,12 +102,25 @@ def _parser() -> argparse.ArgumentParser:
 
     why = sub.add_parser(
         "explain", help="say why a program broke its graphs and recompiled",
-        usage=f"{PROG} explain [--json] TRACE.json | SCRIPT.py|-m MODULE [ARGS ...]",
-        description="Print each graph break (its line, instruction, stack, Dynamo's explanation "
-                    "and hints) and each recompile (every guard that failed, expected against "
-                    "seen, the line that installed it), with a suggestion where Dynamo's hints "
-                    "give one. A script is recorded first; everything after it is its own.")
-    why.add_argument("--json", action="store_true", help="print the explanation as JSON")
+        usage=f"{PROG} explain [options] TRACE.json | SCRIPT.py|-m MODULE [ARGS ...]",
+        description="Say how each function Dynamo met came out (compiled whole, in graphs "
+                    "split by breaks, skipped, failed, refused at the recompile limit), each "
+                    "graph break once with your line, and each cause of recompiles once (what "
+                    "changed, the values it took, your line), with a fix for each mechanism "
+                    "it knows. A script is recorded first; everything after it is its own.")
+    why.add_argument("--format", choices=("text", "json"), default="text",
+                     help="text (default) or json (the schema is in the README)")
+    why.add_argument("--json", action="store_true", help="the same as --format json")
+    why.add_argument("--teach", action="store_true",
+                     help="also show Dynamo's detail: the instruction, the stack it met, its "
+                          "explanation and hints")
+    why.add_argument("--user-code", action="append", default=[], metavar="PATH",
+                     help="count PATH (a folder or file) as your own code, even when installed "
+                          "(for a library's developers); may be given more than once")
+    why.add_argument("--fail-on-graph-break", action="store_true",
+                     help="exit 1 when any function broke its graph, was skipped or failed")
+    why.add_argument("--max-recompiles", type=int, default=None, metavar="N",
+                     help="exit 1 when any function recompiled more than N times")
     why.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS, metavar="N",
                      help="when recording a script: store at most N instructions")
     why.add_argument("-q", "--quiet", action="store_true", help="no progress or notes")
@@ -161,9 +181,9 @@ def _run(opts: argparse.Namespace, *, output: Any = None) -> tuple[Program, Any]
                 during=None if opts.quiet else (lambda r: Progress(r, program.name)),
                 after_dynamo=getattr(opts, "after_dynamo", False))
     except capture.NotStarted as e:
-        raise CommandError(str(e)) from None
+        raise CommandError(str(e), RECORDING_FAILED) from None
     if result.refused:
-        raise CommandError(result.notes[0].text)
+        raise CommandError(result.notes[0].text, RECORDING_FAILED)
     for note in [] if opts.quiet else result.notes:
         say(f"note: {note.text}")
     return program, result
@@ -225,20 +245,48 @@ def _html(opts: argparse.Namespace) -> int:
 def _explain(opts: argparse.Namespace) -> int:
     """Print the engine's explanation of a saved recording, or of a program recorded now
     (its own output goes to stderr, so stdout is the explanation alone)."""
-    from capture.explain import explanation, explanation_text
+    from capture.explain import explanation, text_of
 
+    if opts.max_recompiles is not None and opts.max_recompiles < 0:
+        raise CommandError(f"--max-recompiles must be 0 or more (got {opts.max_recompiles})", 2)
+    user_code = list(opts.user_code)
     if opts.program.lower().endswith(".json") and not opts.module:
         recording = read_recording(Path(opts.program))
     else:
         program, result = _run(opts, output=sys.stderr)
+        # the script's own folder is the user's code, installed or not
+        user_code.append(os.getcwd() if opts.module else str(program.path.parent))
         recording = result.recording
         if result.error is not None and not opts.quiet:
             say(f"note: {program.name} raised {result.error_line}; explaining what it "
                 "compiled up to then")
-    if opts.json:
-        print(json.dumps(explanation(recording), indent=2))
+    data = explanation(recording, user_code)
+    if opts.json or opts.format == "json":
+        print(json.dumps(data, indent=2))
     else:
-        print(explanation_text(recording))
+        from capture.text import visible
+        print(visible(text_of(data, teach=opts.teach)))
+    return _verdict(data, opts)
+
+
+def _verdict(data: dict[str, Any], opts: argparse.Namespace) -> int:
+    """0, or 1 with one line on stderr saying which CI condition failed."""
+    if opts.fail_on_graph_break:
+        bad = [f for f in data["frames"] if f["outcome"] in ("graph_break", "skipped", "failed")]
+        if bad:
+            f = bad[0]
+            say(f"error: {f['function']} ({Path(f['file']).name}:{f['lineno']}) {f['outcome']}"
+                .replace("graph_break", "broke its graph")
+                + (f"; and {len(bad) - 1} more" if len(bad) > 1 else "")
+                + " (--fail-on-graph-break)")
+            return 1
+    if opts.max_recompiles is not None:
+        over = [f for f in data["frames"] if f["recompiles"] > opts.max_recompiles]
+        if over:
+            f = over[0]
+            say(f"error: {f['function']} ({Path(f['file']).name}:{f['lineno']}) recompiled "
+                f"{f['recompiles']} times (its resume functions included), more than --max-recompiles {opts.max_recompiles}")
+            return 1
     return 0
 
 

@@ -1,0 +1,211 @@
+"""Fixes by mechanism: what made Dynamo recompile or break, and the change that removes it.
+
+A cause is classified into a mechanism (a guard's kind and source shape, a graph break's
+registry id) and each mechanism has one piece of advice. Every entry is checked by
+tests/test_problems.py, which applies the fix to a real problem script and shows the
+recompile or the break gone. A mechanism this table does not know gets no advice rather
+than a guess; Dynamo's hints written for its own developers ("avoid calling
+`Optimizer.zero_grad`", "remove the `graph_break()` call" inside torch) are never passed on.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# -- recompiles ------------------------------------------------------------------------
+
+_SIZE = re.compile(r"size=\[([^\]]*)\]")
+_LOWER = re.compile(r"^(\d+) <= (.+\.size\(\)\[(\d+)\])$")
+_DUCK = re.compile(r"^(.+\.size\(\)\[\d+\]) == (.+\.size\(\)\[\d+\])$")
+
+
+def python_name(source: str | None) -> str:
+    """`x` for `L['x']`, `self.drop.training` for `L['self']._modules['drop'].training`."""
+    if not source:
+        return "it"
+    name = re.sub(r"^[LG]\[(['\"])(.*?)\1\]", r"\2", source)
+    name = re.sub(r"\.size\(\)\[\d+\]$", "", name)
+    return re.sub(r"\._(?:modules|parameters|buffers)\[(['\"])(.*?)\1\]", r".\2", name)
+
+
+def sizes(text: str | None) -> list[int | None] | None:
+    """`[4, None]` from `[4, None]` or from a TENSOR_MATCH guard's `size=[4, None]`."""
+    if not text:
+        return None
+    m = _SIZE.search(text)
+    body = m.group(1) if m else text.strip()
+    if not (m or (body.startswith("[") and body.endswith("]"))):
+        return None
+    try:
+        return [None if x.strip() == "None" else int(x)
+                for x in body.strip("[]").split(",") if x.strip()]
+    except ValueError:
+        return None
+
+
+def _is_number(text: str | None) -> bool:
+    try:
+        float(text or "")
+    except ValueError:
+        return False
+    return True
+
+
+def mechanism(kind: str, source: str | None, what: str, values: list[str]) -> str | None:
+    """The mechanism of a failed guard, from its kind, source and the values it saw
+    (`values[0]` what the first entry held, then what each new call had)."""
+    source = source or ""
+    if kind == "GLOBAL_STATE" and any("grad_mode" in v for v in values):
+        return "grad_mode"
+    if source.endswith(".training"):
+        return "training"
+    if kind == "TENSOR_MATCH" and what == "size":
+        seen = [sizes(v) for v in values]
+        if any(s and any(d in (0, 1) for d in _changed(seen[0], s)) for s in seen[1:]):
+            return "size_0_1"
+        return "size"
+    if what == "check":
+        m = _LOWER.match(values[0]) if values else None
+        if m:
+            return "size_0_1"
+        if values and _DUCK.match(values[0]):
+            return "duck_shape"
+        return None
+    if kind == "TENSOR_MATCH" and what in ("dtype", "device", "requires_grad"):
+        return what
+    if kind == "EQUALS_MATCH" and values and _is_number(values[0]):
+        return "optimizer_number" if "param_groups" in source else "number"
+    if kind == "EQUALS_MATCH" and values and values[0][:1] in "'\"":
+        return "string"
+    if kind == "DICT_LENGTH" and source.startswith("G["):
+        return "global_dict"
+    return None
+
+
+def _changed(before: list | None, after: list | None) -> list[int]:
+    """The values `after` has at the dimensions where it differs from `before`."""
+    if not before or not after or len(before) != len(after):
+        return []
+    return [a for b, a in zip(before, after) if b is not None and a != b]
+
+
+def changed_dims(before: str | None, after: str | None) -> list[int]:
+    b, a = sizes(before), sizes(after)
+    if not b or not a or len(b) != len(a):
+        return []
+    return [d for d, (x, y) in enumerate(zip(b, a)) if x is not None and x != y]
+
+
+# Whether a mechanism's recompiles stop by themselves (one entry per value, few values).
+BOUNDED = {"grad_mode", "training", "dtype", "device", "requires_grad"}
+
+
+def guard_advice(cause: dict[str, Any]) -> str | None:
+    """The fix for one cause of recompiles (see `capture.explain`'s cause)."""
+    name, kind, values = cause["name"], cause["mechanism"], cause["values"]
+    if kind == "grad_mode":
+        return ("expected: one cache entry for grad mode on and one for off (torch.no_grad); "
+                "once both are compiled, switching reuses them. Nothing to fix")
+    if kind == "training":
+        return ("expected: one cache entry for train() and one for eval(); once both are "
+                "compiled, toggling reuses them. Nothing to fix")
+    if kind == "size_0_1":
+        dims = cause.get("dims") or [0]
+        marks = "; ".join(f"torch._dynamo.decorators.mark_unbacked({name}, {d})" for d in dims)
+        return (f"sizes 0 and 1 are always specialized, whatever mark_dynamic or dynamic=True "
+                f"say: call {marks} before the first call, so one compile serves size 1 too")
+    if kind == "duck_shape":
+        return ("sizes that were equal share one symbol (duck shaping): set "
+                "torch.fx.experimental._config.use_duck_shape = False to keep them apart")
+    if kind == "size":
+        dims = cause.get("dims") or []
+        marks = "; ".join(f"torch._dynamo.mark_dynamic({name}, {d})" for d in dims)
+        if cause.get("made_dynamic"):
+            return (f"automatic dynamic made {name} dynamic in [{cause['made_dynamic']}]: other "
+                    f"sizes (2 or more) reuse that compile, so this recompile happens once. "
+                    + (f"To spare it, call {marks} before the first call" if marks else ""))
+        return (f"call {marks} before the first call (or torch._dynamo.maybe_mark_dynamic, "
+                f"which lets Dynamo specialize if the code needs it)") if marks else None
+    if kind in ("dtype", "device", "requires_grad"):
+        return (f"each {kind} of {name} gets a cache entry of its own ({len(set(values))} so "
+                f"far); expected if it takes few values, else make it the same on every call")
+    if kind == "optimizer_number":
+        return (f"{name} is a Python float, guarded by its value, and the scheduler changes "
+                f"it: give the optimizer a tensor learning rate (lr=torch.tensor(0.1)), "
+                f"which the scheduler updates in place")
+    if kind == "number":
+        return (f"{name} is a Python number, guarded by its value: pass it as a tensor "
+                f"(torch.tensor(...)) so a new value needs no new compile")
+    if kind == "string":
+        return (f"{name} is a str, guarded by its value: every new value compiles again. "
+                f"Look up what it selects outside the compiled function and pass that in "
+                f"(a tensor), so the string never reaches Dynamo")
+    if kind == "global_dict":
+        return (f"the global dict {name} changes size inside the compiled function and its "
+                f"length is guarded: do that bookkeeping outside the compiled call (before "
+                f"or after it), so each call sees the dict as the compile did")
+    return None
+
+
+# -- graph breaks ------------------------------------------------------------------------
+
+# Dynamo's hints that speak to its own developers, or name code the user did not write
+_DEVELOPER = ("Please report", "It may be possible to write Dynamo tracing rules",
+              "This graph break may be difficult to debug", "file an issue",
+              "report an issue", "Avoid calling", "dont_skip_tracing",
+              "This graph break may have been caused by an earlier graph break",
+              "This graph break is fundamental")
+
+
+def break_advice(gb_id: str | None, explanation: str | None, hints: list[str],
+                 in_user_code: bool, function: str | None) -> str | None:
+    """The fix for a graph break, by its registry id; None where no fix is known to work."""
+    text = explanation or ""
+    if gb_id == "GB0059" and "`print`" in text:
+        return ("let Dynamo move the print after the graph: "
+                "torch._dynamo.config.reorderable_logging_functions.add(print)")
+    if gb_id == "GB0291":
+        return ("skip the logger call while compiling: add the method to "
+                "torch._dynamo.config.ignore_logger_methods "
+                "(e.g. ignore_logger_methods.add(logger.warning))")
+    if gb_id == "GB0036":
+        return ("the output's size depends on the data: set "
+                "torch._dynamo.config.capture_dynamic_output_shape_ops = True, or keep the "
+                "shape fixed (torch.where instead of boolean indexing)")
+    if gb_id == "GB0170":
+        return ("a branch on a tensor's value: make it branchless (torch.where(cond, a, b) "
+                "computes both sides and picks), or use torch.cond")
+    if gb_id in ("GB0007", "GB0025") and not in_user_code:
+        return None  # torch's own skip or break, on purpose: nothing in the user's code to change
+    if gb_id == "GB0007":
+        return None  # a function Dynamo will not inline; it may compile it as a frame of its own
+    if gb_id == "GB0124":
+        return ("a tensor turned into a Python number (.item()): keep it a tensor, or set "
+                "torch._dynamo.config.capture_scalar_outputs = True")
+    if not in_user_code:
+        return None  # a break inside torch or a library: its own hints speak to its developers
+    for h in hints:
+        if not any(d in h for d in _DEVELOPER):
+            return h
+    if function:
+        return (f"if {function} need not be compiled, keep Dynamo out of it: wrap it in "
+                f"torch.compiler.disable")
+    return None
+
+
+def error_advice(error: str | None) -> str | None:
+    """The fix for a compile that failed, by its error."""
+    if error and error.startswith("ConstraintViolationError"):
+        m = re.search(r"\((L\[.+?\]\.size\(\)\[(\d+)\])\)", error)
+        name = python_name(m.group(1)) if m else "the tensor"
+        dim = m.group(2) if m else "d"
+        return (f"a dimension marked dynamic ({name}, {dim}) was made a constant by the code "
+                f"(an operation with a tensor of fixed size, a comparison): use "
+                f"torch._dynamo.maybe_mark_dynamic({name}, {dim}), which lets Dynamo "
+                f"specialize, or mark the tensors it meets dynamic too")
+    return None
+
+
+__all__ = ["BOUNDED", "error_advice", "break_advice", "changed_dims", "guard_advice", "mechanism",
+           "python_name", "sizes"]
