@@ -141,7 +141,7 @@ def tracker_node(v: Any, lazy_class: type) -> Any:
         if not v.is_realized():
             return None
         v = v.unwrap()
-    proxy = tracker_fields(v).get("proxy")
+    proxy = tracker_proxy(v)
     return getattr(proxy, "node", None) if proxy is not None else None
 
 
@@ -280,6 +280,20 @@ def user_frame(exc: BaseException) -> tuple[int | None, str, str] | None:
     return frame.lineno, frame.name, (frame.line or "").strip()
 
 
+def break_frames(exc: BaseException) -> list[Any]:
+    """The user frames a graph break passed through, outermost first (`real_stack`, a list
+    of `traceback.FrameSummary`), or []."""
+    return list(getattr(exc, "real_stack", None) or [])
+
+
+def breaks_one_graph(exc: BaseException) -> bool:
+    """An error `fullgraph=True` raises where Dynamo cannot capture one graph: `Unsupported`
+    (a graph break) or `UserError` (a branch on a value known only at run time)."""
+    from torch._dynamo import exc as dynamo_exc
+
+    return isinstance(exc, (dynamo_exc.Unsupported, dynamo_exc.UserError))
+
+
 def recompile_limit_hit(exc: BaseException) -> bool:
     """Whether a compile failed because the frame hit a recompile limit: Dynamo raises an
     `Unsupported` of type "Dynamo recompile limit exceeded", or `FailOnRecompileLimitHit`
@@ -341,6 +355,23 @@ def refusals(prefix: str) -> int:
 
     return sum(n for text, n in dynamo_counters.get("unimplemented", {}).items()
                if text.startswith(prefix))
+
+
+# The attributes `torch._dynamo.mark_dynamic` and its kin set on a tensor: attribute -> the
+# call that sets it.
+DYNAMIC_MARKS = {"_dynamo_dynamic_indices": "mark_dynamic",
+                 "_dynamo_weak_dynamic_indices": "maybe_mark_dynamic",
+                 "_dynamo_unbacked_indices": "mark_unbacked",
+                 "_dynamo_strict_unbacked_indices": "mark_unbacked(strict=True)",
+                 "_dynamo_static_indices": "mark_static"}
+
+
+def marked_dims(tensor: Any, mark: str) -> list[int]:
+    """The dimensions a tensor is marked on by one of `DYNAMIC_MARKS` (a set of indices
+    on the tensor), sorted; [] when it has no such mark."""
+    if mark not in DYNAMIC_MARKS:
+        raise ValueError(f"not a mark: {mark!r} (one of {', '.join(DYNAMIC_MARKS)})")
+    return sorted(getattr(tensor, mark, ()) or ())
 
 
 def compiled_function(fn: Any) -> Any:
@@ -435,12 +466,61 @@ def base_python_type() -> Any:
     return VariableTracker.python_type
 
 
-def tracker_fields(v: Any) -> dict[str, Any]:
-    """A tracker's own attributes (`proxy`, `items`, `value`, `fn`, `sym_num`, `py_type`,
-    `module_type`, `source`), its `__dict__`: read from there, never through
-    `__getattr__` (a lazy tracker's realizes) nor a property that builds trackers
-    (`DunderDictVariable.items`). 2.13, 2.14."""
-    return v.__dict__
+# A tracker's own attributes are read from its `__dict__`, never through `__getattr__` (a
+# lazy tracker's realizes) nor a property that builds trackers (`DunderDictVariable.items`).
+# An attribute a tracker does not have reads as ABSENT (None is a value some hold).
+ABSENT: Any = type("Absent", (), {"__repr__": lambda self: "ABSENT", "__bool__": lambda self: False})()
+
+
+def _own(v: Any, name: str) -> Any:
+    return v.__dict__.get(name, ABSENT)
+
+
+def tracker_proxy(v: Any) -> Any:
+    """The FX proxy a tracker of a graph value holds (`proxy`), or None. 2.13, 2.14."""
+    proxy = _own(v, "proxy")
+    return None if proxy is ABSENT else proxy
+
+
+def tracker_sym_num(v: Any) -> Any:
+    """The symbolic number a `SymNodeVariable` holds (`sym_num`), or None."""
+    sym = _own(v, "sym_num")
+    return None if sym is ABSENT else sym
+
+
+def tracker_py_type(v: Any) -> Any:
+    """The type a `GetAttrVariable` was told its value has (`py_type`), or None."""
+    t = _own(v, "py_type")
+    return None if t is ABSENT else t
+
+
+def tracker_items(v: Any) -> Any:
+    """A container tracker's `items` as it holds them (a list, tuple or dict of trackers;
+    some trackers' is a view that builds trackers when walked), or ABSENT."""
+    return _own(v, "items")
+
+
+def tracker_fn(v: Any) -> Any:
+    """The function a function tracker stands for (`fn`), or ABSENT."""
+    return _own(v, "fn")
+
+
+def tracker_value(v: Any) -> Any:
+    """The Python value a constant, enum, torch or user-object tracker holds (`value`),
+    or ABSENT."""
+    return _own(v, "value")
+
+
+def tracker_module_type(v: Any) -> Any:
+    """The class of the module a module tracker stands for (`module_type`), or ABSENT."""
+    return _own(v, "module_type")
+
+
+def tracker_own_source(v: Any) -> Any:
+    """The `Source` a tracker holds in its own attributes (`source`), or None: unlike
+    `tracker_source`, never a class attribute."""
+    source = _own(v, "source")
+    return None if source is ABSENT else source
 
 
 # -- the graph handed to the backend ----------------------------------------------

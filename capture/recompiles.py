@@ -315,11 +315,7 @@ def _first_source(code: str) -> str | None:
     return m.group(0) if m else None
 
 
-_MARKS = {"_dynamo_dynamic_indices": "mark_dynamic",
-          "_dynamo_weak_dynamic_indices": "maybe_mark_dynamic",
-          "_dynamo_unbacked_indices": "mark_unbacked",
-          "_dynamo_strict_unbacked_indices": "mark_unbacked(strict=True)",
-          "_dynamo_static_indices": "mark_static"}
+_MARKS = internals.DYNAMIC_MARKS
 
 
 def describe(kind: str, code: str, value: Any, mgr: Any, scope: _Scope, leaf: Any = None,
@@ -332,7 +328,7 @@ def describe(kind: str, code: str, value: Any, mgr: Any, scope: _Scope, leaf: An
         if m and m.group(2) in _MARKS:
             mark = _MARKS[m.group(2)]
             try:
-                dims = sorted(getattr(value, m.group(2)))
+                dims = internals.marked_dims(value, m.group(2))
             except Exception:  # noqa: BLE001
                 dims = []
             return "marking", f"not marked by {mark}", f"marked by {mark} (dims {dims})"

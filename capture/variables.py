@@ -18,9 +18,10 @@ import functools
 import weakref
 from typing import Any, NamedTuple
 
+from . import internals
 from .internals import (
     example_value, is_realized, lazy_tracker_class, overrides_python_type, peek_type, python_type,
-    source_name, tracker_fields, tracker_source, unwrap,
+    source_name, tracker_source, unwrap,
 )
 from .recording import Var
 from .text import exact, shorten
@@ -202,7 +203,7 @@ class VarReader:
     def _read(self, v: Any) -> int:
         cls = type(v)
         if cls in self._same:  # a class whose every sourceless instance reads the same
-            if tracker_fields(v).get("source") is None:
+            if internals.tracker_own_source(v) is None:
                 i = self._same[cls]
                 self.stable[id(v)] = i
                 self._hold(v)
@@ -224,7 +225,7 @@ class VarReader:
         if i is None:
             i = self._by_value[fields] = len(self.table)
             self.table.append(fields.var())
-        if real is None or (type(tracker_fields(real).get("items")) in _PLAIN_CONTAINERS
+        if real is None or (type(internals.tracker_items(real)) in _PLAIN_CONTAINERS
                             and not _fixed_items(type(real))):
             self._volatile[id(v)] = (v, real, _length(real) if real is not None else -1, i)
         else:
@@ -266,7 +267,7 @@ def _fixed_items(cls: type) -> bool:
 
 
 def _length(real: Any) -> int:
-    items = tracker_fields(real).get("items")
+    items = internals.tracker_items(real)
     return len(items) if type(items) in _PLAIN_CONTAINERS else -1
 
 
@@ -287,7 +288,7 @@ def _python_type(v: Any, cls: type, kind: str) -> str | None:
     if not asks:
         return None
     if kind == "GetAttrVariable":
-        t = tracker_fields(v).get("py_type")
+        t = internals.tracker_py_type(v)
         return _type_name(t) if t is not None else None
     try:
         return _type_name(python_type(v))
@@ -297,8 +298,7 @@ def _python_type(v: Any, cls: type, kind: str) -> str | None:
 
 def _detail(v: Any, kind: str) -> tuple[str, str | None]:
     """A short reading of a realized tracker and the FX node it stands for."""
-    d = tracker_fields(v)
-    proxy = d.get("proxy")
+    proxy = internals.tracker_proxy(v)
     if proxy is not None and hasattr(proxy, "node"):
         node = proxy.node
         if "Tensor" in kind or kind in ("NumpyNdarrayVariable", "UnspecializedPythonVariable",
@@ -308,28 +308,30 @@ def _detail(v: Any, kind: str) -> tuple[str, str | None]:
             name = exact(node.name)
             return f"{meta} node={name}".strip(), name
         if kind == "SymNodeVariable":
-            sym = d.get("sym_num")
+            sym = internals.tracker_sym_num(v)
             name = exact(node.name)
             return f"{type(sym).__name__} {sym} node={name}", name
         name = exact(node.name)
         return f"node={name}", name
-    if "value" in d and kind in ("ConstantVariable", "EnumVariable"):
-        return repr(d["value"]), None
-    if "items" in d:
+    absent = internals.ABSENT
+    value = internals.tracker_value(v)
+    if value is not absent and kind in ("ConstantVariable", "EnumVariable"):
+        return repr(value), None
+    items = internals.tracker_items(v)
+    if items is not absent:
         # Only a plain container's length: some trackers' `items` is a view whose
         # len() walks the object's attributes and builds trackers.
-        items = d["items"]
         return (f"len {len(items)}" if type(items) in _PLAIN_CONTAINERS else ""), None
-    if "fn" in d:
-        fn = d["fn"]
+    fn = internals.tracker_fn(v)
+    if fn is not absent:
         return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "") or "", None
-    if "value" in d:
-        value = d["value"]
+    if value is not absent:
         name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
         if isinstance(name, str):
             module = getattr(value, "__module__", None)
             return (f"{module}.{name}" if module and kind.startswith("Torch") else name), None
         return f"{type(value).__name__} object", None
-    if "module_type" in d:
-        return getattr(d["module_type"], "__name__", ""), None
+    module_type = internals.tracker_module_type(v)
+    if module_type is not absent:
+        return getattr(module_type, "__name__", ""), None
     return "", None

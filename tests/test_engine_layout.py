@@ -12,9 +12,13 @@ from pathlib import Path
 
 import pytest
 
-CAPTURE = Path(__file__).resolve().parent.parent / "capture"
+ROOT = Path(__file__).resolve().parent.parent
+CAPTURE = ROOT / "capture"
 MODULES = {p.stem: ast.parse(p.read_text(encoding="utf-8"), str(p))
            for p in sorted(CAPTURE.glob("*.py"))}
+# the front ends: read torch's private state through capture's seam too
+WIDGETS = {p.relative_to(ROOT).as_posix(): ast.parse(p.read_text(encoding="utf-8"), str(p))
+           for p in sorted((ROOT / "widgets").rglob("*.py"))}
 
 
 def _type_checking_blocks(tree: ast.AST) -> set[int]:
@@ -153,7 +157,8 @@ PUBLIC_NAMES = {
     "f_code", "tb_frame",
 }
 # Underscore names that are public API of what they are read on.
-PUBLIC_UNDERSCORED = {"_replace", "_make", "_asdict", "_fields"}  # NamedTuple's
+PUBLIC_UNDERSCORED = {"_replace", "_make", "_asdict", "_fields",  # NamedTuple's
+                      "_repr_mimebundle_"}                         # IPython's display protocol
 # Modules of Python itself whose private helpers a module may use, with the reason:
 # these are not torch.
 NOT_TORCH = {"dis", "sys", "os", "linecache", "logging", "inspect", "types", "gc", "functools"}
@@ -222,7 +227,109 @@ def _read_names(node: ast.AST) -> list[tuple[str, ast.AST | None]]:
     return []
 
 
-def private_reads(name: str, tree: ast.AST, private: set[str]) -> list[str]:
+def _passthrough_accessors() -> set[str]:
+    """The seam's accessors that hand out a live part of a torch object (every `return`
+    is an attribute or item of a parameter: `tx.symbolic_locals`, `v.__dict__`): keys read
+    on what they return are read on torch's own object."""
+    found = set()
+    for node in MODULES[SEAM].body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        params = {a.arg for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]}
+        returns = [r.value for r in ast.walk(node) if isinstance(r, ast.Return) and r.value]
+
+        def rooted(e: ast.AST) -> bool:
+            while isinstance(e, (ast.Attribute, ast.Subscript)):
+                e = e.value
+            return isinstance(e, ast.Name) and e.id in params
+
+        if returns and all(isinstance(r, (ast.Attribute, ast.Subscript)) and rooted(r)
+                           for r in returns):
+            found.add(node.name)
+    return found
+
+
+def _seam_keys() -> set[str]:
+    """The keys the seam reads on torch's objects and their mappings (`meta["example_value"]`,
+    Dynamo's `counters["stats"]`): a constant key read on something it was handed or on
+    a name it imported from torch."""
+    keys: set[str] = set()
+    for fn in ast.walk(MODULES[SEAM]):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        roots = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
+        for sub in ast.walk(fn):
+            if isinstance(sub, ast.ImportFrom) and sub.module and sub.module.startswith("torch"):
+                roots.update(a.asname or a.name for a in sub.names)
+        for sub in ast.walk(fn):
+            for key, receiver in _key_reads(sub):
+                while isinstance(receiver, (ast.Attribute, ast.Subscript, ast.Call)):
+                    receiver = receiver.func if isinstance(receiver, ast.Call) else receiver.value
+                if isinstance(receiver, ast.Name) and receiver.id in roots:
+                    keys.add(key)
+    return keys
+
+
+def _key_reads(node: ast.AST) -> list[tuple[str, ast.AST]]:
+    """(key, mapping) of a read by a constant key: `m["k"]`, `m.get("k")`, `"k" in m`."""
+    if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) \
+            and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        return [(node.slice.value, node.value)]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr in ("get", "pop", "setdefault") and node.args \
+            and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+        return [(node.args[0].value, node.func.value)]
+    if isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant) \
+            and isinstance(node.left.value, str) and len(node.ops) == 1 \
+            and isinstance(node.ops[0], (ast.In, ast.NotIn)):
+        return [(node.left.value, node.comparators[0])]
+    return []
+
+
+def private_keys() -> set[str]:
+    """Keys of torch's own mappings: the keys the seam reads on them (a record of ours may
+    have a key named like an attribute of Dynamo's: explain's `gb_type`)."""
+    return _seam_keys() - PUBLIC_NAMES - _own_names()
+
+
+# getattr/hasattr with a name computed at run time, outside the seam: allowed only here,
+# each with what it reads (a name from a literal list is checked as if written out).
+COMPUTED_READS = {
+    ("codec", "getattr(c, f.name)"): "a Compile's own dataclass fields",
+    ("codec", "getattr(r, name)"): "a Recording's own dataclass fields",
+    ("steps", "getattr(self, f.step_attr)"): "a Step's own fields, as declared",
+    ("steps", "getattr(step, f.step_attr)"): "a Step's own fields, as declared",
+    ("targets", "getattr(value, attr, None)"): "the user's dotted name, in the user's namespace",
+    ("widgets/course/steps.py", "hasattr(steps[0], k)"): "a Step's field the lesson names",
+    ("widgets/course/steps.py", "getattr(s, k, None)"): "a Step's field the lesson names",
+}
+
+
+def _literal_loops(tree: ast.AST) -> dict[int, list[str]]:
+    """getattr/hasattr calls whose name is bound by a loop over a literal tuple or list of
+    strings: id(call) -> the strings."""
+    out: dict[int, list[str]] = {}
+    for node in ast.walk(tree):   # outer loops first: an inner one binding the name wins
+        if isinstance(node, ast.For):
+            loops = [(node.target, node.iter)]
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            loops = [(g.target, g.iter) for g in node.generators]
+        else:
+            continue
+        for target, it in loops:
+            if not (isinstance(target, ast.Name) and isinstance(it, (ast.Tuple, ast.List))
+                    and all(isinstance(e, ast.Constant) and isinstance(e.value, str)
+                            for e in it.elts)):
+                continue
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Call) and len(sub.args) >= 2 \
+                        and isinstance(sub.args[1], ast.Name) and sub.args[1].id == target.id:
+                    out[id(sub)] = [e.value for e in it.elts]
+    return out
+
+
+def private_reads(name: str, tree: ast.AST, private: set[str],
+                  keys: set[str] | None = None) -> list[str]:
     """Every read of torch's private state in one module of capture, as `line: what`."""
     found: list[str] = []
     methods = _methods(tree)
@@ -248,8 +355,38 @@ def private_reads(name: str, tree: ast.AST, private: set[str]) -> list[str]:
     # 4. a name only Dynamo's objects have
     own_names = _own_names()
 
+    keys = private_keys() if keys is None else keys
+    passthrough = _passthrough_accessors()
+    loops = _literal_loops(tree)
+    # names bound to what a pass-through accessor returned (`d = tracker_fields(v)`)
+    handed: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
+                and _called(node.value) in passthrough:
+            handed.update(t.id for t in node.targets if isinstance(t, ast.Name))
+
+    def computed(node: ast.AST) -> list[tuple[str, ast.AST]]:
+        """The reads a getattr/hasattr with a computed name makes (reported when unknown)."""
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in ("getattr", "hasattr") and len(node.args) >= 2
+                and not isinstance(node.args[1], ast.Constant)) or name == PATCHER:
+            return []
+        arg = node.args[1]
+        if id(node) in loops:
+            return [(n, node.args[0]) for n in loops[id(node)]]
+        if (name, ast.unparse(node)) not in COMPUTED_READS:
+            found.append(f"{node.lineno}: {ast.unparse(node)} (a name computed at run time)")
+        return []
+
     def walk(node: ast.AST, in_method: bool) -> None:
-        for attr, receiver in _read_names(node):
+        for key, receiver in _key_reads(node):
+            line = getattr(node, "lineno", "?")
+            if key in keys:
+                found.append(f"{line}: {ast.unparse(receiver)}[{key!r}]")
+            elif (isinstance(receiver, ast.Call) and _called(receiver) in passthrough) or \
+                    (isinstance(receiver, ast.Name) and receiver.id in handed):
+                found.append(f"{line}: {ast.unparse(receiver)}[{key!r}] (a torch object's own)")
+        for attr, receiver in _read_names(node) + computed(node):
             line = getattr(node, "lineno", "?")
             base = receiver.id if isinstance(receiver, ast.Name) else None
             ours = (base in ("self", "cls") and in_method) or base in imported_own
@@ -281,6 +418,12 @@ def private_reads(name: str, tree: ast.AST, private: set[str]) -> list[str]:
     return found
 
 
+def _called(call: ast.Call) -> str | None:
+    """The name of the function a call calls: `f(...)` or `module.f(...)`."""
+    f = call.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+
+
 def test_the_private_read_finder_catches_each_kind():
     probe = ast.parse(
         "import torch._dynamo.config\n"
@@ -307,6 +450,38 @@ def test_the_private_read_finder_catches_each_kind():
         "v.is_realized()", "lg.artifact_name", "tx.symbolic_locals", "self.instruction_pointer"]
 
 
+def test_the_private_read_finder_catches_keys_and_computed_names():
+    probe = ast.parse(
+        "from . import internals\n"
+        "def f(tx, node, t, name, counters):\n"
+        "    d = internals.symbolic_locals(tx)\n"
+        "    d['x']\n"                                # a key of Dynamo's own dict, by name
+        "    internals.symbolic_locals(tx).get('y')\n"  # ... and read where it is handed out
+        "    'z' in d\n"
+        "    node.meta['example_value']\n"           # a key the seam reads on torch's objects
+        "    counters['stats']\n"
+        "    getattr(t, name)\n"                      # a name computed at run time
+        "    hasattr(t, name.upper())\n"
+        "    [getattr(node, a) for a in ('op', 'target')]\n"   # literal names: each checked
+        "    [getattr(node, a) for a in ('op', '_prev')]\n"
+        "    mine = {'value': 1}\n"
+        "    mine['value']\n")                        # our own dict: allowed
+    found = private_reads("probe", probe, private_names())
+    assert [f.split(": ", 1)[1] for f in found] == [
+        "d['x'] (a torch object's own)", "internals.symbolic_locals(tx)['y'] (a torch object's own)",
+        "d['z'] (a torch object's own)", "node.meta['example_value']", "counters['stats']",
+        "getattr(t, name) (a name computed at run time)",
+        "hasattr(t, name.upper()) (a name computed at run time)", "node._prev"]
+
+
+def test_every_allowed_computed_read_is_still_there():
+    """An entry of COMPUTED_READS whose call is gone would allow a new one unseen."""
+    trees = {**MODULES, **WIDGETS}
+    calls = {(module, ast.unparse(node)) for module, tree in trees.items()
+             for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    assert set(COMPUTED_READS) <= calls, set(COMPUTED_READS) - calls
+
+
 def test_the_seams_own_reads_are_guarded_elsewhere():
     """Every name the seam reads on Dynamo's objects, and that capture never defines, is
     refused elsewhere: a new accessor extends the rule by itself."""
@@ -321,3 +496,10 @@ def test_no_private_torch_read_outside_the_seam(module):
     found = private_reads(module, MODULES[module], private_names())
     assert not found, (f"capture/{module}.py reads torch's private state; add a named "
                        f"accessor to capture/internals.py and call it:\n  " + "\n  ".join(found))
+
+
+@pytest.mark.parametrize("module", sorted(WIDGETS))
+def test_no_private_torch_read_in_the_front_ends(module):
+    found = private_reads(module, WIDGETS[module], private_names())
+    assert not found, (f"{module} reads torch's private state; add a named accessor to "
+                       f"capture/internals.py and call it:\n  " + "\n  ".join(found))

@@ -119,8 +119,9 @@ def test_tracker_accessors_look_through_realized_lazies_only(live):
     later = next(s["locals"]["x"] for s in seen if "x" in s and s["x"][0])
     node = internals.tracker_node(later, lazy)
     assert node is not None and node.op == "placeholder"
-    fields = internals.tracker_fields(later.unwrap())
-    assert fields["proxy"].node is node
+    assert internals.tracker_proxy(later.unwrap()).node is node
+    assert internals.tracker_value(later.unwrap()) is internals.ABSENT   # a tensor's holds none
+    assert internals.tracker_own_source(later.unwrap()) is not None
     assert callable(internals.base_python_type())
 
 
@@ -172,6 +173,21 @@ def test_exception_accessors_on_real_dynamo_exceptions():
     restart = dynamo_exc.RestartAnalysis(restart_reason="because")
     assert internals.is_restart(restart) and internals.restart_reason(restart) == "because"
     assert not internals.recompile_limit_hit(e)
+    assert internals.breaks_one_graph(e) and not internals.breaks_one_graph(ValueError("x"))
+    assert internals.breaks_one_graph(dynamo_exc.UserError(dynamo_exc.UserErrorType.DYNAMIC_CONTROL_FLOW, "x"))
+    frames = internals.break_frames(e)
+    assert frames and frames[-1].name == "breaks" and internals.break_frames(ValueError()) == []
+
+
+def test_dynamic_marks_are_read_by_name():
+    t = torch.ones(3, 4)
+    assert internals.marked_dims(t, "_dynamo_dynamic_indices") == []
+    torch._dynamo.mark_dynamic(t, 1)
+    torch._dynamo.mark_dynamic(t, 0)
+    assert internals.marked_dims(t, "_dynamo_dynamic_indices") == [0, 1]
+    assert internals.DYNAMIC_MARKS["_dynamo_dynamic_indices"] == "mark_dynamic"
+    with pytest.raises(ValueError, match="not a mark"):
+        internals.marked_dims(t, "shape")
 
 
 def test_recompile_limit_is_recognised_by_its_type():

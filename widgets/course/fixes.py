@@ -37,25 +37,27 @@ def predict_fix(name: str, question: str, original: Callable, *, calls: Sequence
         if answer is original:
             return False, "that is the original function; write a new one beside it"
         import torch
-        from torch._dynamo.utils import counters
 
-        torch._dynamo.reset()
-        counters.clear()
+        from capture import internals
+
+        internals.reset()
+        before = internals.counters()["unique_graphs"]   # Dynamo's count, process-wide
         compiled = torch.compile(answer, backend=backend, fullgraph=True)
         for number, args in enumerate(calls, 1):
             try:
                 got = compiled(*args)
-            except (torch._dynamo.exc.Unsupported, torch._dynamo.exc.UserError) as exc:
-                # UserError: a branch on a value only known at run time (a data-dependent guard)
-                return False, f"Dynamo still cannot capture it in one graph: {_break_text(exc, answer)}"
             except Exception as exc:
+                if internals.breaks_one_graph(exc):
+                    # a graph break, or a branch on a value only known at run time
+                    return False, ("Dynamo still cannot capture it in one graph: "
+                                   f"{_break_text(exc, answer)}")
                 return False, f"call {number} raised {type(exc).__name__}: {_first_line(exc)}"
             want = original(*args)
             if not _same(got, want):
                 return False, (f"call {number} returns {_describe(got)} where the original "
                                f"returns {_describe(want)}")
-        graphs = counters["stats"]["unique_graphs"]
-        torch._dynamo.reset()
+        graphs = internals.counters()["unique_graphs"] - before
+        internals.reset()
         if graphs > max_graphs:
             return False, (f"it compiled {graphs} graphs for the {len(calls)} calls, not "
                            f"{max_graphs}: something it reads changes between calls (a recompile)")
@@ -74,8 +76,10 @@ def _first_line(exc: BaseException) -> str:
 def _break_text(exc: BaseException, answer: Callable) -> str:
     """The break's first line, and the line of the learner's function it happened at."""
     text = _first_line(exc)
+    from capture import internals
+
     code = getattr(answer, "__code__", None)
-    stack = getattr(exc, "real_stack", None) or []
+    stack = internals.break_frames(exc)
     for frame in reversed(stack):
         if (code is not None and frame.filename == code.co_filename
                 and frame.name == code.co_name and (frame.lineno or 0) >= code.co_firstlineno):
