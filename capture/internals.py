@@ -8,8 +8,10 @@ release is this file's work (and `hooks.py`'s, the one place that patches).
 Nothing here changes torch's state; reads that could (a lazy tracker's
 attributes realize it) are written so that they cannot.
 
-Checked on: torch 2.13.0 (CPU) and 2.14.1 (CUDA build, run on the CPU), Python 3.11.
-`tests/test_internals.py` exercises every accessor; CI runs it on both.
+The releases it was checked on, and what changed from one to the next, are one table,
+`RELEASES`, below: an accessor reads torch the same way on every release listed unless
+the table says otherwise. `tests/test_internals.py` exercises every accessor; CI runs it,
+with the engine's suite, on every release listed (`./lab test-matrix`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,26 @@ import operator
 import re
 from typing import Any, NamedTuple
 
-CHECKED_ON = ("2.13", "2.14")
+# The torch releases this seam was checked on, oldest first, each with what changed in it
+# that an accessor absorbs (accessor -> what changed, and how it is read now). Adding a
+# release: run tests/test_internals.py and the engine's suite on it, fix the accessors
+# that fail, and add a row here saying what changed; nothing outside this file names a
+# release.
+RELEASES: dict[str, dict[str, str]] = {
+    "2.13": {},   # torch 2.13.0 (CPU): every accessor as written
+    "2.14": {     # torch 2.14.1 (a CUDA build, run on the CPU)
+        "asks_python_type": "CallMethodVariable (made by LOAD_METHOD on a dict-valued tracker) "
+                            "answers python_type() by as_python_constant() on the dict, which "
+                            "realizes every lazy value in it: never asked "
+                            "(PYTHON_TYPE_NOT_ASKED)",
+        "is_torch_log_handler": "the stderr handler set_logs installs writes to whatever "
+                                "sys.stderr is at the time (2.13's is bound to a stream); "
+                                "recognised by torch's own test either way",
+        "source_name": "Source.name() stays a method (a property in some nightlies: both "
+                       "are read)",
+    },
+}
+CHECKED_ON = tuple(RELEASES)
 
 # -- instructions -----------------------------------------------------------------
 
@@ -37,7 +58,7 @@ class InstructionFields(NamedTuple):
 def instruction_fields(inst: Any) -> InstructionFields:
     """The fields of a Dynamo `Instruction` (bytecode_transformation.Instruction, a
     mutable dis.Instruction with `target`, the Instruction a jump goes to, and
-    `positions`). 2.13, 2.14."""
+    `positions`)."""
     target = inst.target
     positions = inst.positions
     lineno = positions.lineno if positions is not None else None
@@ -47,13 +68,13 @@ def instruction_fields(inst: Any) -> InstructionFields:
 
 
 # The offset of a Dynamo `Instruction` (renumbered by `update_offsets`; None for one Dynamo
-# made up while tracing). Read on every step, so an attrgetter (C speed). 2.13, 2.14.
+# made up while tracing). Read on every step, so an attrgetter (C speed).
 instruction_offset = operator.attrgetter("offset")
 
 
 def walked_instructions(tx: Any) -> list[Any]:
     """The instructions a translator steps through: `tx.instructions`, Dynamo's cleaned
-    copy of the code's bytecode (`cleaned_instructions`), offsets renumbered. 2.13, 2.14."""
+    copy of the code's bytecode (`cleaned_instructions`), offsets renumbered."""
     return tx.instructions
 
 
@@ -62,42 +83,42 @@ def walked_instructions(tx: Any) -> list[Any]:
 
 def parent(tx: Any) -> Any:
     """The translator that inlined this one (`InliningInstructionTranslator.parent`), or None
-    for the frame's own. 2.13, 2.14."""
+    for the frame's own."""
     return getattr(tx, "parent", None)
 
 
 def code_of(tx: Any) -> Any:
-    """The code object a translator runs (`f_code`). 2.13, 2.14."""
+    """The code object a translator runs (`f_code`)."""
     return tx.f_code
 
 
 def current_line(tx: Any) -> int | None:
     """The line the translator is at (`lineno`, set as instructions start lines), or None
     before its first line: Dynamo starts a translator at -1, and a closure's first
-    instructions (COPY_FREE_VARS, MAKE_CELL) come before any line. 2.13, 2.14."""
+    instructions (COPY_FREE_VARS, MAKE_CELL) come before any line."""
     lineno = tx.lineno
     return lineno if lineno is not None and lineno >= 0 else None
 
 
 def stack(tx: Any) -> list[Any]:
-    """The VariableTracker stack (`tx.stack`, bottom first). 2.13, 2.14."""
+    """The VariableTracker stack (`tx.stack`, bottom first)."""
     return tx.stack
 
 
 def symbolic_locals(tx: Any) -> dict[str, Any]:
-    """Local names to trackers (`tx.symbolic_locals`). 2.13, 2.14."""
+    """Local names to trackers (`tx.symbolic_locals`)."""
     return tx.symbolic_locals
 
 
 def output_of(tx: Any) -> Any:
     """The `OutputGraph` an attempt builds (`tx.output`, shared by inlined translators;
-    a new one for every attempt). 2.13, 2.14."""
+    a new one for every attempt)."""
     return tx.output
 
 
 def trace_id() -> str | None:
     """The attempt-aware compile id (`0/0`, `0/0_1`) of the compile in progress:
-    `CompileContext.current_trace_id()`. 2.13, 2.14."""
+    `CompileContext.current_trace_id()`."""
     from torch._guards import CompileContext
 
     tid = CompileContext.current_trace_id()
@@ -109,34 +130,34 @@ def trace_id() -> str | None:
 
 def current_graph(output: Any) -> Any:
     """The FX graph being built: the innermost subtracer's (`output.tracers[-1].graph`),
-    which is `output.graph` outside higher-order ops. 2.13, 2.14."""
+    which is `output.graph` outside higher-order ops."""
     return output.tracers[-1].graph
 
 
 def root_graph(output: Any) -> Any:
-    """The frame's own FX graph (`OutputGraph.graph`). 2.13, 2.14."""
+    """The frame's own FX graph (`OutputGraph.graph`)."""
     return output.graph
 
 
 def graph_size(graph: Any) -> int:
-    """Nodes in an FX graph, read without walking it (`Graph._len`). 2.13, 2.14."""
+    """Nodes in an FX graph, read without walking it (`Graph._len`)."""
     return graph._len
 
 
 def graph_tail(graph: Any) -> Any:
-    """The graph's last node: FX keeps nodes in a ring around `_root` (`_root._prev`). 2.13, 2.14."""
+    """The graph's last node: FX keeps nodes in a ring around `_root` (`_root._prev`)."""
     return graph._root._prev
 
 
 def example_value(node: Any) -> Any:
-    """The fake value Dynamo propagated through a node (`meta["example_value"]`). 2.13, 2.14."""
+    """The fake value Dynamo propagated through a node (`meta["example_value"]`)."""
     return node.meta.get("example_value")
 
 
 def tracker_node(v: Any, lazy_class: type) -> Any:
     """The FX node a tracker stands for (its `proxy.node`), or None. A lazy tracker is
     looked through only once realized (`is_realized`, `unwrap`): anything else would
-    realize it. 2.13, 2.14."""
+    realize it."""
     if issubclass(type(v), lazy_class):
         if not v.is_realized():
             return None
@@ -150,12 +171,12 @@ def tracker_node(v: Any, lazy_class: type) -> Any:
 
 def guard_set(output: Any) -> Any:
     """The ordered set of guards installed so far (`output.guards.inner`, reached without
-    `OutputGraph.guards`' two properties). New guards are appended at its end. 2.13, 2.14."""
+    `OutputGraph.guards`' two properties). New guards are appended at its end."""
     return output.tracing_context.guards_context.dynamo_guards.inner
 
 
 def guard_count(guards: Any) -> int:
-    """How many guards an ordered guard set holds (`OrderedSet._dict`). 2.13, 2.14."""
+    """How many guards an ordered guard set holds (`OrderedSet._dict`)."""
     return len(guards._dict)
 
 
@@ -169,7 +190,7 @@ class GuardFields(NamedTuple):
 
 def guard_fields(g: Any) -> GuardFields:
     """A `torch._guards.Guard`'s kind (`create_fn_name()`, e.g. TENSOR_MATCH), source name
-    (`name`, e.g. `L['x']`) and the user frame that caused it (`user_stack[-1]`). 2.13, 2.14."""
+    (`name`, e.g. `L['x']`) and the user frame that caused it (`user_stack[-1]`)."""
     try:
         kind = g.create_fn_name()
     except Exception:
@@ -185,7 +206,7 @@ def guard_fields(g: Any) -> GuardFields:
 def guard_tree(result: Any) -> str | None:
     """The guard tree of a finished compile, exactly as TORCH_LOGS=guards prints it:
     `str(result.guarded_code.guard_manager)` (the C++ guard manager's own rendering).
-    None when the compile produced no guarded code. 2.13, 2.14."""
+    None when the compile produced no guarded code."""
     guarded = getattr(result, "guarded_code", None) if result is not None else None
     return str(guarded.guard_manager) if guarded is not None else None
 
@@ -196,12 +217,12 @@ _LEAF = re.compile(r"^[| ]*\+- ([A-Z][A-Z0-9_]*): (.*)$", re.MULTILINE)
 
 def guard_tree_leaves(tree: str) -> list[tuple[str, str]]:
     """(kind, check) of each leaf of a rendered guard tree: the guard manager draws a leaf
-    as `+- KIND: check  # user line  # file:line in fn` under `| ` rails. 2.13, 2.14."""
+    as `+- KIND: check  # user line  # file:line in fn` under `| ` rails."""
     return [(m.group(1), m.group(2).split("  # ", 1)[0].rstrip()) for m in _LEAF.finditer(tree)]
 
 
 def skip_reason(result: Any) -> str | None:
-    """Why a compile produced nothing (`ConvertFrameReturn.skip_reason`). 2.13, 2.14."""
+    """Why a compile produced nothing (`ConvertFrameReturn.skip_reason`)."""
     return getattr(result, "skip_reason", None) if result is not None else None
 
 
@@ -217,7 +238,7 @@ def _compile_signature() -> inspect.Signature:
 
 def compile_flags(code: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[bool, bool, Any]:
     """(one_graph, export, convert_frame_box) of a `convert_frame._compile` call, bound by
-    name against its signature (`one_graph` is fullgraph=True). 2.13, 2.14."""
+    name against its signature (`one_graph` is fullgraph=True)."""
     try:
         bound = _compile_signature().bind_partial(code, *args, **kwargs).arguments
     except TypeError:
@@ -227,19 +248,19 @@ def compile_flags(code: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> t
 
 
 def is_restart(exc: BaseException) -> bool:
-    """Dynamo throws an attempt away and traces the frame again (`RestartAnalysis`). 2.13, 2.14."""
+    """Dynamo throws an attempt away and traces the frame again (`RestartAnalysis`)."""
     from torch._dynamo import exc as dynamo_exc
 
     return isinstance(exc, dynamo_exc.RestartAnalysis)
 
 
 def restart_reason(exc: BaseException) -> str | None:
-    """The reason a `RestartAnalysis` carries (`restart_reason`). 2.13, 2.14."""
+    """The reason a `RestartAnalysis` carries (`restart_reason`)."""
     return getattr(exc, "restart_reason", None)
 
 
 def is_unsupported(exc: BaseException) -> bool:
-    """An instruction Dynamo cannot trace (`Unsupported`, the graph-break exception). 2.13, 2.14."""
+    """An instruction Dynamo cannot trace (`Unsupported`, the graph-break exception)."""
     from torch._dynamo import exc as dynamo_exc
 
     return isinstance(exc, dynamo_exc.Unsupported)
@@ -247,7 +268,7 @@ def is_unsupported(exc: BaseException) -> bool:
 
 def is_soft_failure(exc: BaseException) -> bool:
     """A failure `ConvertFrame` swallows, running the frame eagerly instead: `Unsupported` and
-    `UserError`, but never an uncaptured higher-order op. 2.13, 2.14."""
+    `UserError`, but never an uncaptured higher-order op."""
     from torch._dynamo import exc as dynamo_exc
 
     if isinstance(exc, dynamo_exc.UncapturedHigherOrderOpError):
@@ -256,23 +277,23 @@ def is_soft_failure(exc: BaseException) -> bool:
 
 
 def errors_on_graph_break(box: Any) -> bool:
-    """Whether a compile's `convert_frame_box` says graph breaks are errors. 2.13, 2.14."""
+    """Whether a compile's `convert_frame_box` says graph breaks are errors."""
     return box is None or getattr(box, "error_on_graph_break", True)
 
 
 def break_type(exc: BaseException) -> str | None:
-    """The graph-break type Dynamo names an `Unsupported` by (`gb_type`). 2.13, 2.14."""
+    """The graph-break type Dynamo names an `Unsupported` by (`gb_type`)."""
     return getattr(exc, "gb_type", None)
 
 
 def break_message(exc: BaseException) -> str:
-    """The text of a graph-break exception (`msg`, with Explanation and Hint lines). 2.13, 2.14."""
+    """The text of a graph-break exception (`msg`, with Explanation and Hint lines)."""
     return str(getattr(exc, "msg", "") or exc)
 
 
 def user_frame(exc: BaseException) -> tuple[int | None, str, str] | None:
     """(line, function, source line) of the innermost user frame of a graph break
-    (`real_stack[-1]`, inside inlined helpers), or None. 2.13, 2.14."""
+    (`real_stack[-1]`, inside inlined helpers), or None."""
     stack_ = getattr(exc, "real_stack", None)
     if not stack_:
         return None
@@ -297,7 +318,7 @@ def breaks_one_graph(exc: BaseException) -> bool:
 def recompile_limit_hit(exc: BaseException) -> bool:
     """Whether a compile failed because the frame hit a recompile limit: Dynamo raises an
     `Unsupported` of type "Dynamo recompile limit exceeded", or `FailOnRecompileLimitHit`
-    from it under fullgraph=True. 2.13, 2.14."""
+    from it under fullgraph=True."""
     from torch._dynamo import exc as dynamo_exc
 
     while exc is not None:
@@ -310,7 +331,7 @@ def recompile_limit_hit(exc: BaseException) -> bool:
 
 
 def recompile_limits() -> tuple[int, int]:
-    """(recompile_limit, accumulated_recompile_limit) from Dynamo's config. 2.13, 2.14."""
+    """(recompile_limit, accumulated_recompile_limit) from Dynamo's config."""
     from torch._dynamo import config
 
     return config.recompile_limit, config.accumulated_recompile_limit
@@ -323,20 +344,20 @@ def resume_offset(global_name: str) -> int | None:
     """The offset where a resume function continues the frame, in Dynamo's cleaned
     instructions (`tx.instructions`, as `create_call_resume_at` sees them), read from the
     global Dynamo names it by (`__resume_at_<offset>_<n>`, `n` a process-wide counter);
-    None for any other name. 2.13, 2.14."""
+    None for any other name."""
     m = _RESUME.fullmatch(global_name)
     return int(m.group(1)) if m else None
 
 
 def resume_function(output: Any, global_name: str) -> Any:
-    """A resume function Dynamo installed in the frame's globals (`output.global_scope`). 2.13, 2.14."""
+    """A resume function Dynamo installed in the frame's globals (`output.global_scope`)."""
     scope = getattr(output, "global_scope", None) or {}
     return scope.get(global_name)
 
 
 def counters() -> dict[str, int]:
     """Dynamo's own bookkeeping (`torch._dynamo.utils.counters`): graphs compiled, FX call
-    nodes captured, graph breaks. 2.13, 2.14."""
+    nodes captured, graph breaks."""
     from torch._dynamo.utils import counters as dynamo_counters
 
     stats = dynamo_counters.get("stats", {})
@@ -350,7 +371,7 @@ def counters() -> dict[str, int]:
 def refusals(prefix: str) -> int:
     """How many refusals whose message starts with `prefix` Dynamo counted in this process
     (`counters["unimplemented"]`, keyed by message: e.g. "Attempt to trace generator",
-    raised before `_compile` runs). 2.13, 2.14."""
+    raised before `_compile` runs)."""
     from torch._dynamo.utils import counters as dynamo_counters
 
     return sum(n for text, n in dynamo_counters.get("unimplemented", {}).items()
@@ -375,7 +396,7 @@ def marked_dims(tensor: Any, mark: str) -> list[int]:
 
 
 def compiled_function(fn: Any) -> Any:
-    """What `torch.compile` wrapped (`_torchdynamo_orig_callable`), or `fn` itself. 2.13, 2.14."""
+    """What `torch.compile` wrapped (`_torchdynamo_orig_callable`), or `fn` itself."""
     return getattr(fn, "_torchdynamo_orig_callable", fn)
 
 
@@ -383,7 +404,7 @@ def compiled_function(fn: Any) -> Any:
 
 
 def log_names() -> set[str]:
-    """The TORCH_LOGS names `torch._logging.set_logs` takes (its keyword arguments). 2.13, 2.14."""
+    """The TORCH_LOGS names `torch._logging.set_logs` takes (its keyword arguments)."""
     import torch._logging
 
     return set(inspect.signature(torch._logging.set_logs).parameters) - {"all", "modules"}
@@ -391,21 +412,21 @@ def log_names() -> set[str]:
 
 def is_log_artifact(name: str) -> bool:
     """Whether a TORCH_LOGS name is an artifact (switched on) rather than a log (given a
-    level): `log_registry.is_artifact`. 2.13, 2.14."""
+    level): `log_registry.is_artifact`."""
     from torch._logging._internal import log_registry
 
     return log_registry.is_artifact(name)
 
 
 def set_logs(**settings: Any) -> None:
-    """`torch._logging.set_logs`: what TORCH_LOGS would set, from Python. 2.13, 2.14."""
+    """`torch._logging.set_logs`: what TORCH_LOGS would set, from Python."""
     import torch._logging
 
     torch._logging.set_logs(**settings)
 
 
 def log_qnames() -> set[str]:
-    """The qualified names of torch's registered logs (`log_registry.get_log_qnames()`). 2.13, 2.14."""
+    """The qualified names of torch's registered logs (`log_registry.get_log_qnames()`)."""
     from torch._logging._internal import log_registry
 
     return set(log_registry.get_log_qnames())
@@ -413,7 +434,7 @@ def log_qnames() -> set[str]:
 
 def torch_loggers() -> list[Any]:
     """Every logger torch's log settings touch: registered logs, artifacts, their children,
-    and the structured trace logger (`log_registry`, `trace_log`). 2.13, 2.14."""
+    and the structured trace logger (`log_registry`, `trace_log`)."""
     import logging
 
     from torch._logging._internal import log_registry, trace_log
@@ -425,21 +446,21 @@ def torch_loggers() -> list[Any]:
 
 def log_state() -> tuple[dict[str, int], set[str]]:
     """torch's log settings as a later `set_logs` or a new artifact logger reads them
-    (`log_state.log_qname_to_level`, `.artifact_names`): the live dict and set. 2.13, 2.14."""
+    (`log_state.log_qname_to_level`, `.artifact_names`): the live dict and set."""
     from torch._logging._internal import log_state as state
 
     return state.log_qname_to_level, state.artifact_names
 
 
 def is_torch_log_handler(handler: Any) -> bool:
-    """Whether a handler is the stderr handler `set_logs` installs (`_is_torch_handler`). 2.13, 2.14."""
+    """Whether a handler is the stderr handler `set_logs` installs (`_is_torch_handler`)."""
     from torch._logging._internal import _is_torch_handler
 
     return _is_torch_handler(handler)
 
 
 def configure_artifact_log(logger: Any) -> None:
-    """Configure an artifact logger as torch does when it is first created. 2.13, 2.14."""
+    """Configure an artifact logger as torch does when it is first created."""
     from torch._logging._internal import configure_artifact_log as configure
 
     configure(logger)
@@ -451,7 +472,7 @@ def configure_artifact_log(logger: Any) -> None:
 @functools.cache
 def lazy_tracker_class() -> type:
     """`LazyVariableTracker`: touched only through `is_realized`, `peek_type`, `unwrap` and
-    `source` (anything else realizes it). 2.13, 2.14."""
+    `source` (anything else realizes it)."""
     from torch._dynamo.variables.lazy import LazyVariableTracker
 
     return LazyVariableTracker
@@ -460,7 +481,7 @@ def lazy_tracker_class() -> type:
 @functools.cache
 def base_python_type() -> Any:
     """`VariableTracker.python_type`, the fallback that formats reprs and may guard: trackers
-    that do not override it are not asked. 2.13, 2.14."""
+    that do not override it are not asked."""
     from torch._dynamo.variables.base import VariableTracker
 
     return VariableTracker.python_type
@@ -477,7 +498,7 @@ def _own(v: Any, name: str) -> Any:
 
 
 def tracker_proxy(v: Any) -> Any:
-    """The FX proxy a tracker of a graph value holds (`proxy`), or None. 2.13, 2.14."""
+    """The FX proxy a tracker of a graph value holds (`proxy`), or None."""
     proxy = _own(v, "proxy")
     return None if proxy is ABSENT else proxy
 
@@ -532,7 +553,7 @@ def graph_code(gm: Any) -> str:
     its `_code` (and `forward`) on first use of `.code`; realizing it early changes the
     module's `__dict__` and what AOTAutograd's cache key hashes. The same text comes from
     the graph itself: `gm.graph.python_code(root_module="self", record_func=...)`, the call
-    `GraphModule.recompile` makes, which leaves the module untouched. 2.13, 2.14."""
+    `GraphModule.recompile` makes, which leaves the module untouched."""
     from torch.fx.experimental import _config as fx_experimental_config
 
     graph = gm.graph
@@ -569,7 +590,7 @@ def break_parts(exc: BaseException) -> BreakParts:
     `  Explanation: ...`, one `  Hint: ...` line per hint, `  Developer debug context: ...`
     and ` For more details about this graph break, please visit: <link>` (the graph-break
     site's page `gb/gbNNNN.html`), indenting the continuation lines of each part by four
-    spaces: taken off again here. 2.13."""
+    spaces: taken off again here."""
     message = break_message(exc)
     m = _EXPLANATION.search(message)
     explanation = m.group(1).replace("\n    ", "\n") if m else None
@@ -586,32 +607,32 @@ def break_parts(exc: BaseException) -> BreakParts:
 
 def cache_entry_fields(entry: Any) -> tuple[Any, Any]:
     """(compile_id, guard_manager) of a `CacheEntry`, as `get_and_maybe_log_recompilation_reasons`
-    receives them and `_debug_get_cache_entry_list(code)` lists them. 2.13, 2.14."""
+    receives them and `_debug_get_cache_entry_list(code)` lists them."""
     return getattr(entry, "compile_id", None), getattr(entry, "guard_manager", None)
 
 
 def frame_locals(frame: Any) -> Any:
     """The locals of a frame Dynamo is about to compile (`frame.f_locals`), what it hands
-    every guard manager's `check_verbose` when it looks for recompile reasons. 2.13, 2.14."""
+    every guard manager's `check_verbose` when it looks for recompile reasons."""
     return frame.f_locals
 
 
 def guard_manager_of(result: Any) -> Any:
     """The guard manager a finished compile installs (`result.guarded_code.guard_manager`,
-    the same object its cache entry holds), or None. 2.13, 2.14."""
+    the same object its cache entry holds), or None."""
     guarded = getattr(result, "guarded_code", None) if result is not None else None
     return getattr(guarded, "guard_manager", None) if guarded is not None else None
 
 
 def guard_root(manager: Any) -> Any:
-    """The C++ root of a guard manager wrapper (`.root`, a RootGuardManager). 2.13, 2.14."""
+    """The C++ root of a guard manager wrapper (`.root`, a RootGuardManager)."""
     return manager.root
 
 
 def guard_scope(manager: Any, f_locals: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """(globals, locals) to evaluate guard code in, built as `get_guard_fail_reason_helper`
     builds them: the manager's `global_scope` (helpers such as `___check_obj_id`), and
-    `{"L": f_locals, "G": global_scope["G"]}` with its `closure_vars`. 2.13, 2.14."""
+    `{"L": f_locals, "G": global_scope["G"]}` with its `closure_vars`."""
     global_scope = dict(manager.global_scope or {})
     scope = {"L": f_locals, "G": global_scope.get("G", {})}
     scope.update(manager.closure_vars or {})
@@ -619,7 +640,7 @@ def guard_scope(manager: Any, f_locals: Any) -> tuple[dict[str, Any], dict[str, 
 
 
 def leaf_guards(mgr: Any) -> list[Any]:
-    """A manager's leaf checks (`get_leaf_guards()`), in the order it runs and prints them. 2.13, 2.14."""
+    """A manager's leaf checks (`get_leaf_guards()`), in the order it runs and prints them."""
     return mgr.get_leaf_guards()
 
 
@@ -627,13 +648,13 @@ def child_managers(mgr: Any) -> list[tuple[str, Any]]:
     """(accessor repr, child manager) of each accessor of a manager (`get_accessors()`,
     `get_child_managers()`, in the order it holds them now: failures reorder them). The
     repr (`FrameLocalsGuardAccessor(key='x', framelocals_idx=0)`, `GetAttrGuardAccessor(k)`)
-    names the step from the parent's value to the child's. 2.13, 2.14."""
+    names the step from the parent's value to the child's."""
     return [(a.repr(), c) for a, c in zip(mgr.get_accessors(), mgr.get_child_managers())]
 
 
 def dict_entry_managers(mgr: Any) -> list[tuple[str, Any]]:
     """A `DictGuardManager`'s key and value managers by entry index (`get_key_value_managers()`),
-    as the tree prints them: `key <i>` then `value <i>`; none for other managers. 2.13, 2.14."""
+    as the tree prints them: `key <i>` then `value <i>`; none for other managers."""
     from torch._C._dynamo.guards import DictGuardManager
 
     if not isinstance(mgr, DictGuardManager):
@@ -649,36 +670,36 @@ def dict_entry_managers(mgr: Any) -> list[tuple[str, Any]]:
 
 def epilogue_guards(root: Any) -> list[Any]:
     """The root's epilogue lambda guards (`get_epilogue_lambda_guards()`: the shape relations
-    Dynamo checks after every other guard), printed at the end of the tree. 2.13, 2.14."""
+    Dynamo checks after every other guard), printed at the end of the tree."""
     get = getattr(root, "get_epilogue_lambda_guards", None)
     return list(get()) if get is not None else []
 
 
 def manager_source(mgr: Any) -> str | None:
-    """The source a manager guards (`get_source()`, e.g. `L['c'].k`). 2.13, 2.14."""
+    """The source a manager guards (`get_source()`, e.g. `L['c'].k`)."""
     return mgr.get_source() or None
 
 
 def manager_type(mgr: Any) -> Any:
-    """The type the guarded value had when the guards were built (`get_type_of_guarded_value()`). 2.13, 2.14."""
+    """The type the guarded value had when the guards were built (`get_type_of_guarded_value()`)."""
     return mgr.get_type_of_guarded_value()
 
 
 def leaf_kind(leaf: Any) -> str:
-    """A leaf's kind as the tree prints it: its class name (`TENSOR_MATCH`). 2.13, 2.14."""
+    """A leaf's kind as the tree prints it: its class name (`TENSOR_MATCH`)."""
     return type(leaf).__name__
 
 
 def leaf_parts(leaf: Any) -> list[str]:
     """A leaf's code parts (`verbose_code_parts()`), each with the user-line comment the
-    tree prints after it; one printed line each. 2.13, 2.14."""
+    tree prints after it; one printed line each."""
     return list(leaf.verbose_code_parts())
 
 
 def is_relational(leaf: Any) -> bool:
     """A relational guard (NO_TENSOR_ALIASING, OBJECT_ALIASING, STORAGE_OVERLAPPING): it hangs
     under several managers, keeps state between calls until the root resets it, and so is
-    never called here. 2.13, 2.14."""
+    never called here."""
     from torch._C._dynamo.guards import RelationalGuard
 
     return isinstance(leaf, RelationalGuard)
@@ -686,13 +707,13 @@ def is_relational(leaf: Any) -> bool:
 
 def leaf_check(leaf: Any, value: Any) -> bool:
     """Run one leaf check on a value (`leaf(value)`, the C++ `LeafGuard.__call__`); it
-    changes nothing (fail counts and order belong to managers). 2.13, 2.14."""
+    changes nothing (fail counts and order belong to managers)."""
     return bool(leaf(value))
 
 
 def dispatch_keys(tensor: Any) -> Any:
     """A tensor's dispatch key set (`torch._C._dispatch_keys`), what TENSOR_MATCH compares
-    first. 2.13, 2.14."""
+    first."""
     import torch
 
     return torch._C._dispatch_keys(tensor)
@@ -703,7 +724,7 @@ def dispatch_keys(tensor: Any) -> Any:
 # AOTAutograd and Inductor log each stage on the structured trace (`torch.__trace`,
 # `torch._logging.trace_structured`) as text. The live graph the text was printed from is
 # a local of the function that called `trace_structured`, read from its frame while the
-# handler runs (nothing is changed, nothing kept). Checked on 2.13.0, 2.14.1.
+# handler runs (nothing is changed, nothing kept).
 
 # artifact -> (the local that holds the live object, the functions known to log it live)
 _STAGE_LOCALS = {
@@ -721,7 +742,7 @@ _STAGE_LOCALS = {
 def trace_logger() -> Any:
     """The structured trace logger (`torch._logging._internal.trace_log`, `torch.__trace`):
     always DEBUG, never propagates; `trace_structured` builds a record only while it has a
-    handler. 2.13, 2.14."""
+    handler."""
     from torch._logging._internal import trace_log
 
     return trace_log
@@ -730,7 +751,7 @@ def trace_logger() -> Any:
 def trace_artifact_name(record: Any) -> str | None:
     """What a structured trace record is: the first key of its `metadata` (`aot_forward_graph`,
     `inductor_output_code`), or for a generic `artifact` its `metadata["artifact"]["name"]`
-    (`inductor_post_grad_graph`). 2.13, 2.14."""
+    (`inductor_post_grad_graph`)."""
     metadata = getattr(record, "metadata", None)
     if not isinstance(metadata, dict) or not metadata:
         return None
@@ -743,7 +764,7 @@ def trace_artifact_name(record: Any) -> str | None:
 
 def artifact_compile_id(record: Any) -> str | None:
     """The compile id a structured trace record carries, as Dynamo prints it (`0/0`, `0/0_1`):
-    `frame_id`, `frame_compile_id` and `attempt` of its metadata. 2.13, 2.14."""
+    `frame_id`, `frame_compile_id` and `attempt` of its metadata."""
     metadata = getattr(record, "metadata", None) or {}
     frame, compile_ = metadata.get("frame_id"), metadata.get("frame_compile_id")
     if frame is None or compile_ is None:
@@ -753,7 +774,7 @@ def artifact_compile_id(record: Any) -> str | None:
 
 
 def artifact_payload(record: Any) -> str | None:
-    """The text a structured trace record carries (`record.payload`). 2.13, 2.14."""
+    """The text a structured trace record carries (`record.payload`)."""
     payload = getattr(record, "payload", None)
     return payload if isinstance(payload, str) else None
 
@@ -763,7 +784,7 @@ def artifact_object(name: str) -> Any:
     `_STAGE_LOCALS` names in the frame that called `trace_structured` (`_log_fw_bw_graphs`'
     `fw_module`, `codegen_and_compile`'s `gm`, `_compile_to_module_lines`' GraphLowering).
     None when the text came from somewhere else: a cache hit re-logs the stored text from
-    the cache's own code, with no graph behind it. 2.13, 2.14."""
+    the cache's own code, with no graph behind it."""
     import sys
 
     wanted = _STAGE_LOCALS.get(name)
@@ -781,8 +802,7 @@ def artifact_object(name: str) -> Any:
 
 def is_backward_compile(name: str) -> bool | None:
     """Whether the Inductor compile logging this stage compiles a backward graph: the
-    `is_backward` local of `codegen_and_compile`, or the GraphLowering's `is_backward`.
-    2.13, 2.14."""
+    `is_backward` local of `codegen_and_compile`, or the GraphLowering's `is_backward`."""
     import sys
 
     frame = sys._getframe(1)
@@ -800,7 +820,7 @@ def is_backward_compile(name: str) -> bool | None:
 
 
 def fx_graph_of(gm: Any) -> Any:
-    """The FX graph of a GraphModule (`gm.graph`). 2.13, 2.14."""
+    """The FX graph of a GraphModule (`gm.graph`)."""
     return gm.graph
 
 
@@ -808,7 +828,7 @@ def node_sources(node: Any) -> list[tuple[str, int | None]]:
     """(name, graph id) of every node an FX node was made from, at any depth:
     `node.meta["from_node"]`, a list of `torch.fx.traceback.NodeSource` (`name`, `graph_id`,
     `from_node`), which AOTAutograd's retrace fills with the Dynamo node it interpreted and
-    Inductor's pattern matcher copies onto a replacement (`_COPY_META_FIELDS`). 2.13, 2.14."""
+    Inductor's pattern matcher copies onto a replacement (`_COPY_META_FIELDS`)."""
     out: list[tuple[str, int | None]] = []
     todo = list(node.meta.get("from_node") or ())
     seen = 0
@@ -824,20 +844,20 @@ def node_sources(node: Any) -> list[tuple[str, int | None]]:
 
 def node_seq_nr(node: Any) -> int | None:
     """The autograd sequence number of the forward op a node belongs to (`meta["seq_nr"]`):
-    a backward node carries its forward op's number. 2.13, 2.14."""
+    a backward node carries its forward op's number."""
     value = node.meta.get("seq_nr")
     return value if isinstance(value, int) else None
 
 
 def node_partitioner_tag(node: Any) -> str | None:
     """Which side of the joint graph a node was traced on (`meta["partitioner_tag"]`:
-    `is_forward`, `is_backward`). 2.13, 2.14."""
+    `is_forward`, `is_backward`)."""
     tag = node.meta.get("partitioner_tag")
     return tag if isinstance(tag, str) else None
 
 
 def node_original_aten(node: Any) -> str | None:
-    """The ATen op a node was decomposed from (`meta["original_aten"]`), as text. 2.13, 2.14."""
+    """The ATen op a node was decomposed from (`meta["original_aten"]`), as text."""
     op = node.meta.get("original_aten")
     return str(op) if op is not None else None
 
@@ -845,7 +865,7 @@ def node_original_aten(node: Any) -> str | None:
 def node_desc(node: Any) -> tuple[str, int | None, int | None]:
     """What an AOT placeholder or output stands for (`meta["desc"]`, an AOTInput/AOTOutput of
     `torch._functorch._aot_autograd.descriptors`): (class name, `idx` of a plain input or
-    output, `idx` of the output a tangent belongs to). 2.13, 2.14."""
+    output, `idx` of the output a tangent belongs to)."""
     desc = node.meta.get("desc")
     return _desc_fields(desc)
 
@@ -863,7 +883,7 @@ def _desc_fields(desc: Any) -> tuple[str, int | None, int | None]:
 
 def output_descs(gm: Any) -> list[tuple[str, str | None, int | None]]:
     """(class name of its desc, node name, idx) of each value an AOT graph returns: the output
-    node's `args[0]` with `meta["desc"]`, a list beside it. 2.13, 2.14."""
+    node's `args[0]` with `meta["desc"]`, a list beside it."""
     out = []
     for node in gm.graph.nodes:
         if node.op != "output":
@@ -879,7 +899,7 @@ def output_descs(gm: Any) -> list[tuple[str, str | None, int | None]]:
 
 
 def target_text(node: Any) -> str:
-    """An FX node's target as text: `aten.mm.default`, or a placeholder's name. 2.13, 2.14."""
+    """An FX node's target as text: `aten.mm.default`, or a placeholder's name."""
     target = node.target
     return target if isinstance(target, str) else str(target)
 
@@ -895,7 +915,7 @@ def output_code_kernels(graph: Any) -> list[tuple[str, str, list[Any]]]:
     by the first call that names it (it must be written before it is read), so a generated
     kernel computes the scheduler nodes (`scheduler.name_to_buf[b].defining_op`, fused
     through `scheduler.name_to_fused_node`) whose buffers it names first; their IR nodes'
-    `origins` are the post-grad nodes. 2.13, 2.14 (CPU; C++ kernels)."""
+    `origins` are the post-grad nodes. (On the CPU: C++ kernels.)"""
     wrapper = graph.wrapper_code
     scheduler = getattr(graph, "scheduler", None)
     name_to_buf = getattr(scheduler, "name_to_buf", {}) or {}
@@ -945,8 +965,7 @@ def output_code_kernels(graph: Any) -> list[tuple[str, str, list[Any]]]:
 def graph_break_registry() -> dict[str, list[dict[str, Any]]]:
     """Dynamo's graph-break registry, `torch/_dynamo/graph_break_registry.json` of the
     installed torch: `"GB0059"` -> variants `{Gb_type, Context, Explanation, Hints}` (the
-    id a break message's link `.../gb/gb0059.html` names); {} when torch has none. 517 ids
-    on 2.13.0. 2.13, 2.14."""
+    id a break message's link `.../gb/gb0059.html` names); {} when torch has none."""
     import json
     from pathlib import Path
 
@@ -964,38 +983,48 @@ def graph_break_registry() -> dict[str, list[dict[str, Any]]]:
 # use, so the first three are methodcallers, at C speed)
 
 # Whether a `LazyVariableTracker` has built its real tracker (`is_realized()`; asking does
-# not realize it). 2.13, 2.14.
+# not realize it).
 is_realized = operator.methodcaller("is_realized")
 # The Python type an unrealized lazy will model (`peek_type()`, only while unrealized;
-# it does not realize). 2.13, 2.14.
+# it does not realize).
 peek_type = operator.methodcaller("peek_type")
-# The real tracker of a realized lazy (`unwrap()`). 2.13, 2.14.
+# The real tracker of a realized lazy (`unwrap()`).
 unwrap = operator.methodcaller("unwrap")
 
 
 def tracker_source(v: Any) -> Any:
     """The `Source` a tracker was built from (`VariableTracker.source`, set in its
-    `__init__`, so a lazy's is found without its realizing `__getattr__`), or None. 2.13, 2.14."""
+    `__init__`, so a lazy's is found without its realizing `__getattr__`), or None."""
     return getattr(v, "source", None)
 
 
 def source_name(source: Any) -> str:
-    """What a `Source` prints as in guards (`L['x']`): `Source.name()`, a method on 2.13 and
-    2.14 (a property in some nightlies: both are read). 2.13, 2.14."""
+    """What a `Source` prints as in guards (`L['x']`): `Source.name()`, a method (or
+    a property: see RELEASES)."""
     name = source.name
     return name() if callable(name) else str(name)
 
 
 def python_type(v: Any) -> Any:
     """The Python type a realized tracker models (`VariableTracker.python_type()`; it may
-    raise, and on some trackers guard: see `overrides_python_type`). 2.13, 2.14."""
+    raise, and on some trackers guard: see `overrides_python_type`)."""
     return v.python_type()
 
 
 def overrides_python_type(cls: type) -> bool:
     """Whether a tracker class has its own `python_type` (the base one formats reprs, calls
-    `as_python_constant()` and may guard: trackers without their own are not asked). 2.13, 2.14."""
+    `as_python_constant()` and may guard: trackers without their own are not asked)."""
     return cls.python_type is not base_python_type()
+
+
+# Tracker classes whose own `python_type()` does work beyond reading a type (see RELEASES).
+PYTHON_TYPE_NOT_ASKED = ("SliceVariable", "CallMethodVariable")
+
+
+def asks_python_type(cls: type) -> bool:
+    """Whether a tracker of this class may be asked its `python_type()`: it has its own,
+    and asking only reads a type (never realizes, guards or builds trackers)."""
+    return cls.__name__ not in PYTHON_TYPE_NOT_ASKED and overrides_python_type(cls)
 
 
 # -- what the hooks read ----------------------------------------------------------
@@ -1004,20 +1033,20 @@ def overrides_python_type(cls: type) -> bool:
 def next_instruction(tx: Any) -> Any:
     """The instruction a translator's `step` is about to run,
     `tx.instructions[tx.instruction_pointer]`, or None once it has finished
-    (`instruction_pointer` None). Read before every step. 2.13, 2.14."""
+    (`instruction_pointer` None). Read before every step."""
     ip = tx.instruction_pointer
     return tx.instructions[ip] if ip is not None else None
 
 
 def break_logged(exc: BaseException) -> bool:
     """Whether Dynamo has logged this graph-break exception already (`exc.logged`, which
-    `log_graph_break` sets and checks first). 2.13, 2.14."""
+    `log_graph_break` sets and checks first)."""
     return bool(getattr(exc, "logged", False))
 
 
 def bytecode_hooks() -> list[Any]:
     """The hooks `register_bytecode_hook` has registered (`convert_frame._bytecode_hooks`,
-    an ordered dict by handle id). 2.13, 2.14."""
+    an ordered dict by handle id)."""
     from torch._dynamo import convert_frame
 
     return list(convert_frame._bytecode_hooks.values())
@@ -1025,13 +1054,13 @@ def bytecode_hooks() -> list[Any]:
 
 def artifact_name(logger: Any) -> str | None:
     """The TORCH_LOGS artifact a logger logs (`artifact_name`, which `getArtifactLogger`
-    sets on the loggers it makes), or None for any other logger. 2.13, 2.14."""
+    sets on the loggers it makes), or None for any other logger."""
     return getattr(logger, "artifact_name", None)
 
 
 def reset() -> None:
     """Clear Dynamo's caches and counters of compiled frames (`torch._dynamo.reset()`,
-    what `torch.compiler.reset()` calls). 2.13, 2.14."""
+    what `torch.compiler.reset()` calls)."""
     import torch._dynamo
 
     torch._dynamo.reset()
@@ -1040,7 +1069,7 @@ def reset() -> None:
 def leaf_check_verbose(leaf: Any, value: Any) -> list[str]:
     """What a leaf that explains itself says when it fails (`check_verbose(value)`, which
     GLOBAL_STATE has: `GLOBAL_STATE changed: grad_mode`); [] for other leaves or when it
-    passes. It reads the state only. 2.13, 2.14."""
+    passes. It reads the state only."""
     check = getattr(leaf, "check_verbose", None)
     if check is None:
         return []

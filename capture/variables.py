@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from . import internals
 from .internals import (
-    example_value, is_realized, lazy_tracker_class, overrides_python_type, peek_type, python_type,
+    example_value, is_realized, lazy_tracker_class, peek_type, python_type,
     source_name, tracker_source, unwrap,
 )
 from .recording import Var
@@ -33,10 +33,6 @@ _DTYPE_SHORT = {
     "torch.bool": "bool", "torch.complex64": "c64", "torch.complex128": "c128",
 }
 
-# Trackers whose python_type() does work beyond reading a type (it may guard).
-# CallMethodVariable (torch 2.14, from LOAD_METHOD on a dict-valued tracker) calls
-# as_python_constant() on the dict, which realizes every lazy value in it.
-_NO_PYTHON_TYPE = ("SliceVariable", "CallMethodVariable")
 # Trackers with nothing of their own to show: without a source, all read alike.
 _SAME_READING = ("NullVariable",)
 # Containers a tracker keeps its items in; a reading shows their length.
@@ -283,8 +279,7 @@ def _python_type(v: Any, cls: type, kind: str) -> str | None:
     """
     asks = _asks_python_type.get(cls)
     if asks is None:
-        asks = _asks_python_type[cls] = (kind not in _NO_PYTHON_TYPE
-                                         and overrides_python_type(cls))
+        asks = _asks_python_type[cls] = internals.asks_python_type(cls)
     if not asks:
         return None
     if kind == "GetAttrVariable":

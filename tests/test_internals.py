@@ -8,6 +8,8 @@ accessor against something public that must agree with it.
 from __future__ import annotations
 
 import dis
+import re
+from pathlib import Path
 
 import pytest
 import torch
@@ -19,6 +21,29 @@ from capture.attempt import AttemptRecorder
 
 def test_this_torch_is_one_the_seam_was_checked_on():
     assert torch.__version__.split("+")[0].rsplit(".", 1)[0] in internals.CHECKED_ON
+
+
+def test_what_changed_between_releases_is_one_table():
+    """The releases and what changed in each are `RELEASES`, and nothing else in the seam
+    names a release: adding one is a row there (and the accessors it changes)."""
+    assert internals.CHECKED_ON == tuple(internals.RELEASES)
+    assert list(internals.CHECKED_ON) == sorted(internals.CHECKED_ON, key=lambda v: tuple(map(int, v.split("."))))
+    for release, changes in internals.RELEASES.items():
+        for accessor, what in changes.items():
+            assert callable(getattr(internals, accessor, None)), (release, accessor)
+            assert what.strip(), (release, accessor)
+    source = Path(internals.__file__).read_text(encoding="utf-8")
+    table = source[source.index("RELEASES: dict"):source.index("CHECKED_ON = tuple(RELEASES)")]
+    rest = source.replace(table, "")
+    assert not re.findall(r"\b2\.1\d\b", rest), "a release named outside RELEASES"
+
+
+def test_trackers_that_realize_when_asked_their_type_are_not_asked():
+    from torch._dynamo.variables.misc import GetAttrVariable
+
+    call_method = type("CallMethodVariable", (GetAttrVariable,), {"python_type": lambda self: int})
+    assert not internals.asks_python_type(call_method)
+    assert internals.asks_python_type(type("Other", (GetAttrVariable,), {"python_type": lambda self: int}))
 
 
 @pytest.fixture
