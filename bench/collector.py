@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+WORKER_LIMIT = 600  # s: a worker compiles one small model (seconds); past this it hangs
 
 
 def worker(model_name: str, variant: str) -> dict:
@@ -74,9 +75,13 @@ def main() -> None:
     print("|---:|---|---:|---|---|")
     for r in range(a.rounds):
         for variant in ("plain", "recorded"):
-            out = subprocess.run([sys.executable, __file__, a.model, "--worker", variant],
-                                 capture_output=True, text=True, cwd=ROOT,
-                                 env={**os.environ, "HF_HUB_OFFLINE": "1"})
+            try:
+                out = subprocess.run([sys.executable, __file__, a.model, "--worker", variant],
+                                     capture_output=True, text=True, cwd=ROOT,
+                                     env={**os.environ, "HF_HUB_OFFLINE": "1"},
+                                     timeout=WORKER_LIMIT)
+            except subprocess.TimeoutExpired:
+                sys.exit(f"worker took more than {WORKER_LIMIT} s ({a.model}, {variant}): stopped")
             line = [ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")]
             if out.returncode or not line:
                 sys.exit(f"worker failed:\n{out.stderr[-2000:]}")

@@ -222,10 +222,15 @@ def in_browser(paths: dict[str, str], rounds: int) -> dict:
 
 # -- 3. tlparse beside it --------------------------------------------------------------------------
 
-def _timed(cmd: list[str], cwd: Path, env: dict | None = None) -> float:
+def _timed(cmd: list[str], cwd: Path, env: dict | None = None, limit: float = 600) -> float:
+    """Seconds `cmd` took; an error saying so when it fails or runs past `limit` seconds
+    (a small program takes a few: a hang must not stall the benchmark)."""
     t0 = time.perf_counter()
-    result = subprocess.run(cmd, cwd=cwd, env={**os.environ, **(env or {})},
-                            capture_output=True, text=True)
+    try:
+        result = subprocess.run(cmd, cwd=cwd, env={**os.environ, **(env or {})},
+                                capture_output=True, text=True, timeout=limit)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"{' '.join(cmd)} took more than {limit:.0f} s: stopped") from None
     if result.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{result.stderr[-2000:]}")
     return time.perf_counter() - t0
@@ -250,7 +255,7 @@ def side_by_side(name: str, source: str, folder: Path, rounds: int) -> dict:
         log = next(trace_dir.glob("*.log"))
         out = work / f"tl_out{r}"
         parsed.append(_timed([str(BIN / "tlparse"), str(log), "-o", str(out), "--overwrite",
-                              "--no-browser"], work))
+                              "--no-browser"], work, limit=120))
         recorded.append(_timed([str(BIN / "dynamo-lab"), "record", "-q", str(script),
                                 "-o", str(work / f"page{r}.html")], work))
     log_bytes, _ = _size(next((work / "trace0").glob("*.log")))

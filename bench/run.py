@@ -42,6 +42,7 @@ if str(ROOT) not in sys.path:
 
 VARIANTS = ("plain", "recorded", "trace_bytecode")
 RESULT = "BENCH-RESULT "  # the line a worker prints its results on
+WORKER_LIMIT = 1200  # s: a worker compiles a few small models (a minute or two); past this it hangs
 
 # The models of each section; names are family-layers (see bench/models.build).
 FULL = {"overhead": ["gpt-12", "gpt2-4", "bert-4"],
@@ -304,8 +305,14 @@ def run_worker(tasks: list[dict], logs: bool, log_dir: Path) -> tuple[list[dict]
     # Dynamo's log goes to a file, as a learner would keep it (2> log), not to a pipe.
     with tempfile.NamedTemporaryFile("w+b", dir=log_dir, suffix=".log", delete=False) as err:
         start = time.perf_counter()
-        proc = subprocess.run([sys.executable, __file__, "--worker", json.dumps(tasks)],
-                              env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=err, text=True)
+        try:
+            proc = subprocess.run([sys.executable, __file__, "--worker", json.dumps(tasks)],
+                                  env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=err, text=True,
+                                  timeout=WORKER_LIMIT)
+        except subprocess.TimeoutExpired:
+            tail = Path(err.name).read_text(errors="replace")[-3000:]
+            raise RuntimeError(f"worker took more than {WORKER_LIMIT} s on {tasks}: stopped; "
+                               f"its log ends with:\n{tail}") from None
         wall = time.perf_counter() - start
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(RESULT)]
     if proc.returncode != 0 or not lines:
