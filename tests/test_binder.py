@@ -114,7 +114,7 @@ def test_postbuild_is_executable_bash():
     if not post_build.exists():
         pytest.skip("no binder/postBuild")
     assert os.access(post_build, os.X_OK), "binder/postBuild must be executable"
-    check = subprocess.run(["bash", "-n", str(post_build)], capture_output=True, text=True)
+    check = subprocess.run(["bash", "-n", str(post_build)], capture_output=True, text=True, timeout=30)
     assert check.returncode == 0, check.stderr
 
 

@@ -132,7 +132,7 @@ def test_importing_the_exercises_as_a_lesson_does_loads_no_widget_library_nor_to
             "print(sorted(m for m in ('ipywidgets', 'anywidget', 'IPython', 'torch') "
             "if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=Path(__file__).resolve().parent.parent)
+                         cwd=Path(__file__).resolve().parent.parent, timeout=120)
     assert out.stdout.strip() == "[]", out.stderr
 
 

@@ -48,7 +48,7 @@ def test_recorded_process_matches_a_process_that_never_imported_capture(name):
     # imported as `scenarios`, not run as __main__, so class names in guards agree
     script = f"import json, scenarios; print(json.dumps(scenarios.artifacts({name!r})))"
     out = subprocess.run([sys.executable, "-c", script], env=env,
-                         capture_output=True, text=True, check=True)
+                         capture_output=True, text=True, check=True, timeout=300)
     fresh = json.loads(out.stdout.splitlines()[-1])
     # record something else first, then compile the scenario plainly in this process
     capture.trace(lambda x: x.cos() * 3, __import__("torch").randn(2))

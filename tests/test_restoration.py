@@ -185,5 +185,5 @@ def test_importing_capture_changes_no_torch_setting():
     from pathlib import Path
     root = Path(__file__).resolve().parents[1]
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         cwd=root, check=True)
+                         cwd=root, check=True, timeout=120)
     assert out.stdout.strip().splitlines()[-1] == "[]"

@@ -28,7 +28,7 @@ def test_lab_script_is_executable_bash():
     assert LAB.is_file()
     assert os.access(LAB, os.X_OK), "./lab must be executable"
     assert LAB.read_text().startswith("#!/usr/bin/env bash\n")
-    check = subprocess.run(["bash", "-n", str(LAB)], capture_output=True, text=True)
+    check = subprocess.run(["bash", "-n", str(LAB)], capture_output=True, text=True, timeout=30)
     assert check.returncode == 0, check.stderr
 
 

@@ -127,14 +127,16 @@ def test_the_command_strips_in_place_and_check_says_which_file(tmp_path):
     path.write_text(json.dumps(_notebook(_viewer()), indent=1, sort_keys=True) + "\n")
     command = [sys.executable, "-m", "widgets.course.stored"]
     check = subprocess.run([*command, "--check", str(path)], capture_output=True, text=True,
-                           cwd=ROOT)
+                           cwd=ROOT, timeout=120)
     assert check.returncode == 1 and "lesson.ipynb: 1 viewer(s)" in check.stderr
-    assert subprocess.run([*command, str(path)], cwd=ROOT, capture_output=True).returncode == 0
+    assert subprocess.run([*command, str(path)], cwd=ROOT, capture_output=True,
+                          timeout=120).returncode == 0
     assert stored.modules_stored(json.loads(path.read_text())) == 0
-    again = subprocess.run([*command, "--check", str(path)], capture_output=True, cwd=ROOT)
+    again = subprocess.run([*command, "--check", str(path)], capture_output=True, cwd=ROOT,
+                           timeout=120)
     assert again.returncode == 0
     wrong = subprocess.run([*command, str(tmp_path / "nope.ipynb")], capture_output=True,
-                           text=True, cwd=ROOT)
+                           text=True, cwd=ROOT, timeout=120)
     assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1 and "not a notebook" in wrong.stderr
 
 

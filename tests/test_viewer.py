@@ -157,7 +157,7 @@ def test_importing_widgets_imports_neither_torch_nor_is_imported_by_capture():
             "[sys.modules.pop(m) for m in list(sys.modules) if m.split('.')[0] == 'widgets']; "
             "import capture, capture.recorder; print('widgets' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.split()
+                         check=True, timeout=120).stdout.split()
     assert out == ["False", "False"]
 
 
