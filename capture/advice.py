@@ -74,8 +74,15 @@ def mechanism(kind: str, source: str | None, what: str, values: list[str]) -> st
         return None
     if kind == "TENSOR_MATCH" and what in ("dtype", "device", "requires_grad"):
         return what
+    if kind == "TENSOR_MATCH" and what == "dispatch keys" and len(values) == 2 \
+            and ("Autograd" in values[0]) != ("Autograd" in values[1]):
+        return "dispatch_keys"   # an inference tensor (no Autograd key) and a normal one
     if kind == "EQUALS_MATCH" and values and _is_number(values[0]):
-        return "optimizer_number" if "param_groups" in source else "number"
+        if "param_groups" in source:
+            return "optimizer_number"
+        if source.startswith("L['self']") and re.fullmatch(r"-?\d+", values[0]):
+            return "module_int"
+        return "number"
     if kind == "EQUALS_MATCH" and values and values[0][:1] in "'\"":
         return "string"
     if kind == "DICT_LENGTH" and source.startswith("G["):
@@ -98,7 +105,7 @@ def changed_dims(before: str | None, after: str | None) -> list[int]:
 
 
 # Whether a mechanism's recompiles stop by themselves (one entry per value, few values).
-BOUNDED = {"grad_mode", "training", "dtype", "device", "requires_grad"}
+BOUNDED = {"grad_mode", "training", "dtype", "device", "requires_grad", "dispatch_keys"}
 
 
 def guard_advice(cause: dict[str, Any]) -> str | None:
@@ -134,6 +141,18 @@ def guard_advice(cause: dict[str, Any]) -> str | None:
         return (f"{name} is a Python float, guarded by its value, and the scheduler changes "
                 f"it: give the optimizer a tensor learning rate (lr=torch.tensor(0.1)), "
                 f"which the scheduler updates in place")
+    if kind == "dispatch_keys":
+        return (f"a tensor made under torch.inference_mode has other dispatch keys than one "
+                f"made outside it: each kind of {name} gets a cache entry of its own (two at "
+                f"most); expected, or make the inputs the same kind on every call")
+    if kind == "module_int":
+        return (f"{name} is an int attribute of an nn.Module, guarded by its value (module "
+                f"ints are never made dynamic by default): set "
+                f"torch._dynamo.config.allow_unspec_int_on_nn_module = True, and after one "
+                f"recompile it is a symbol that later values reuse")
+    if kind == "number" and cause.get("made_dynamic"):
+        return (f"automatic dynamic made {name} a symbol in [{cause['made_dynamic']}]: later "
+                f"values reuse that compile, so this recompile happens once. Nothing to fix")
     if kind == "number":
         return (f"{name} is a Python number, guarded by its value: pass it as a tensor "
                 f"(torch.tensor(...)) so a new value needs no new compile")
@@ -178,6 +197,9 @@ def break_advice(gb_id: str | None, explanation: str | None, hints: list[str],
                 "computes both sides and picks), or use torch.cond")
     if gb_id in ("GB0007", "GB0025") and not in_user_code:
         return None  # torch's own skip or break, on purpose: nothing in the user's code to change
+    if gb_id == "GB0007" and "`_warnings.warn`" in text:
+        return ("let Dynamo issue the warning after the graph: "
+                "torch._dynamo.config.reorderable_logging_functions.add(warnings.warn)")
     if gb_id == "GB0007":
         return None  # a function Dynamo will not inline; it may compile it as a frame of its own
     if gb_id == "GB0124":

@@ -242,6 +242,9 @@ def _causes(recording: Recording, user_code: tuple[str, ...]) -> list[dict[str, 
                         cause["dims"].append(d)
                 if cause["made_dynamic"] is None and _made_dynamic(c, fg.source):
                     cause["made_dynamic"] = c.compile_id
+            if fg.kind == "EQUALS_MATCH" and cause["made_dynamic"] is None \
+                    and _number(fg.expected) and not _guards_value(c, fg.source):
+                cause["made_dynamic"] = c.compile_id
             m = re.match(r"^\d+ <= .+\.size\(\)\[(\d+)\]$", fg.expected or "")
             if m and int(m.group(1)) not in cause["dims"]:
                 cause["dims"].append(int(m.group(1)))
@@ -272,6 +275,19 @@ def _shown(fg: FailedGuard) -> str:
     return fg.expected
 
 
+def _number(text: str | None) -> bool:
+    try:
+        float(text or "")
+    except ValueError:
+        return False
+    return True
+
+
+def _guards_value(c: Compile, source: str | None) -> bool:
+    """Whether compile `c` still guards `source` by its value (else it made it a symbol)."""
+    return any(g.kind == "EQUALS_MATCH" and g.source == source for g in c.guard_details)
+
+
 def _made_dynamic(c: Compile, source: str | None) -> bool:
     """Whether compile `c` holds `source` with a dynamic dimension (automatic dynamic)."""
     for g in c.guard_details:
@@ -286,7 +302,7 @@ def elide(values: list[str], limit: int = 6) -> str:
     distinct = list(dict.fromkeys(values))
     if len(distinct) == 1:
         return distinct[0]
-    if len(distinct) == 2 and all(len(v) <= 40 for v in distinct):
+    if len(distinct) == 2 and all(len(v) <= 120 for v in distinct):
         return f"{distinct[0]}, then {distinct[1]}"
     pre = _common(distinct)
     post = _common([v[len(pre):][::-1] for v in distinct])[::-1]
@@ -294,7 +310,7 @@ def elide(values: list[str], limit: int = 6) -> str:
     if all(m.isdigit() for m in middles):
         nums = [int(m) for m in middles]
         if nums == list(range(nums[0], nums[0] + len(nums))):
-            return f"{pre}{{{nums[0]}..{nums[-1]}}}{post}"
+            return f"{pre}{{{nums[0]}..{nums[-1]}}}{post}" if pre or post else f"{nums[0]}..{nums[-1]}"
     shown = ", ".join(middles[:limit]) + (f", … ({len(middles)} in all)" if len(middles) > limit else "")
     return f"{pre}{{{shown}}}{post}" if pre or post else shown
 

@@ -209,3 +209,86 @@ def test_a_scheduler_changing_a_float_lr_is_fixed_by_a_tensor_lr(tmp_path):
     fixed = record("lr_scheduler", replace=("lr=0.1)", "lr=torch.tensor(0.1))"),
                    tmp_path=tmp_path)
     assert not [c for c in explanation(fixed)["causes"] if "lr" in (c["source"] or "")]
+
+
+def test_a_module_int_counter_is_fixed_by_allow_unspec_int_on_nn_module():
+    data, text = answer(record("module_counter"))
+    [cause] = data["causes"]
+    assert cause["mechanism"] == "module_int" and cause["name"] == "self.counter"
+    assert len(cause["recompiles"]) == 4 and "0..4" in text
+    assert "allow_unspec_int_on_nn_module = True" in cause["advice"][0]
+    fixed = record("module_counter", config={"allow_unspec_int_on_nn_module": True})
+    assert explanation(fixed)["summary"]["recompiles"] == 1  # once, then a symbol
+
+
+def test_a_new_sequence_length_says_automatic_dynamic_and_mark_dynamic_spares_it(tmp_path):
+    data, text = answer(record("seq_len"))
+    [cause] = data["causes"]
+    assert cause["mechanism"] == "size" and cause["dims"] == [1] and cause["made_dynamic"] == "0/1"
+    assert data["summary"]["recompiles"] == 1   # 4 lengths, one recompile: said, not feared
+    assert cause["installed"]["file"].endswith("sparse.py")
+    assert cause["user"]["line"].startswith("return emb(tokens).sum(1)")
+    assert "torch._dynamo.mark_dynamic(tokens, 1)" in cause["advice"][0]
+    fixed = record("seq_len", replace=("    compiled(tokens)",
+                                       "    torch._dynamo.mark_dynamic(tokens, 1)\n    compiled(tokens)"),
+                   tmp_path=tmp_path)
+    assert explanation(fixed)["summary"]["recompiles"] == 0
+
+
+def test_item_is_a_break_fixed_by_capture_scalar_outputs():
+    data, text = answer(record("item_scalar"))
+    [b] = data["graph_breaks"]
+    assert b["gb_id"] == "GB0124" and b["line"].startswith("scale = x.abs().max().item()")
+    assert "capture_scalar_outputs = True" in b["advice"][0]
+    fixed = record("item_scalar", config={"capture_scalar_outputs": True})
+    assert not explanation(fixed)["graph_breaks"]
+
+
+def test_an_int_argument_made_dynamic_is_said_and_not_given_a_needless_fix():
+    data, text = answer(record("int_argument"))
+    [cause] = data["causes"]
+    assert cause["made_dynamic"] == "0/1" and data["summary"]["recompiles"] == 1
+    assert "Nothing to fix" in cause["advice"][0] and "tensor" not in cause["advice"][0]
+
+
+def test_duck_shaping_is_advised_only_where_sizes_shared_a_symbol():
+    data, text = answer(record("duck_shape"))
+    [cause] = data["causes"]
+    assert cause["mechanism"] == "duck_shape" and "use_duck_shape = False" in cause["advice"][0]
+    import torch.fx.experimental._config as fx_config  # the setting lives in torch.fx's config
+    with fx_config.patch(use_duck_shape=False):
+        fixed = record("duck_shape")
+    assert explanation(fixed)["summary"]["recompiles"] == 0
+
+
+def test_an_inference_tensor_recompile_is_bounded_and_said_so(tmp_path):
+    data, text = answer(record("inference_mode"))
+    [cause] = data["causes"]
+    assert cause["mechanism"] == "dispatch_keys" and cause["expected"]
+    assert cause["installed"]["line"].startswith("return x.sin()")
+    assert not data["graph_breaks"]
+    fixed = record("inference_mode", replace=("y = torch.randn(3)", "    y = torch.randn(3)"),
+                   tmp_path=tmp_path)
+    assert explanation(fixed)["summary"]["recompiles"] == 0
+
+
+def test_warnings_warn_is_a_break_fixed_by_reordering_it():
+    import warnings
+
+    data, text = answer(record("warnings_warn"))
+    [b] = data["graph_breaks"]
+    assert b["gb_id"] == "GB0007" and b["line"].startswith('warnings.warn("aaa")')
+    assert "reorderable_logging_functions.add(warnings.warn)" in b["advice"][0]
+    assert "file an issue" not in " ".join(data["advice"])
+    fixed = record("warnings_warn", config={"reorderable_logging_functions": {warnings.warn}})
+    assert not explanation(fixed)["graph_breaks"]
+
+
+def test_user_code_is_the_users_files_and_what_user_code_widens(tmp_path):
+    from capture.usercode import is_user_file
+
+    installed = "/venv/lib/python3.11/site-packages/mylib/layers.py"
+    assert is_user_file(str(tmp_path / "train.py"))
+    assert not is_user_file(installed) and not is_user_file(torch.nn.__file__)
+    assert is_user_file(installed, ["/venv/lib/python3.11/site-packages/mylib"])
+    assert not is_user_file(installed, ["/venv/lib/python3.11/site-packages/my"])  # a folder, not a prefix
