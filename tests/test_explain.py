@@ -89,7 +89,7 @@ def test_explain_records_a_script_and_says_why_it_broke_and_recompiled(program):
     assert "x dtype changed, recompiling once: float32, then float64" in text
     assert text.count(where) == 3
     assert "torch._dynamo.mark_dynamic(x, 0)" in text
-    assert "pass it as a tensor" in text
+    assert "automatic dynamic made n a symbol in [0/2_1]" in text  # an int argument
 
 
 def test_explain_teach_shows_dynamos_detail(program):
