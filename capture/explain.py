@@ -459,14 +459,16 @@ def text_of(data: dict[str, Any], *, teach: bool = False) -> str:
         where = f" [{e['compile_id']}]" if e["compile_id"] else ""
         out.append(f"refused ({e['kind']}){where}: {e['message']}")
         for statement in e["causes"]:
-            out.append(f"  because: {statement}")
+            out.append(f"  because: {statement} (see above)")
         if not e["causes"]:
             for fg in e["failed_guards"][:4]:
                 what = f" {fg['what']}" if fg["what"] else ""
                 out.append(f"  - [{fg['compile_id']}] {fg['kind']} {fg['source'] or ''}{what}: "
                            f"expected {fg['expected']}, got {fg['seen']}")
+        said = {a for c in causes for a in c["advice"]}
         for a in e["advice"]:
-            out.append(f"  fix: {a}")
+            if a not in said:   # a cause's fix is said once, with the cause
+                out.append(f"  fix: {a}")
     if not breaks and not causes and not refusals and not data["recompiles"] and s["compiles"] \
             and not s["failed"] and not s["skipped"]:
         out.append("")

@@ -292,3 +292,10 @@ def test_user_code_is_the_users_files_and_what_user_code_widens(tmp_path):
     assert not is_user_file(installed) and not is_user_file(torch.nn.__file__)
     assert is_user_file(installed, ["/venv/lib/python3.11/site-packages/mylib"])
     assert not is_user_file(installed, ["/venv/lib/python3.11/site-packages/my"])  # a folder, not a prefix
+
+
+def test_the_readmes_explain_answer_is_the_one_explain_gives():
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    block = readme.split("$ dynamo-lab explain -q tests/problems/train_eval.py\n", 1)[1]
+    shown = block.split("```", 1)[0].rstrip()
+    assert explanation_text(record("train_eval")) == shown
