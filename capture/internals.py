@@ -330,6 +330,18 @@ def recompile_limit_hit(exc: BaseException) -> bool:
     return False
 
 
+def raises_at_recompile_limit(exc: BaseException) -> bool:
+    """Whether a recompile-limit failure is `FailOnRecompileLimitHit` (fullgraph=True, or
+    `fail_on_recompile_limit_hit`): the call raises rather than running eagerly."""
+    from torch._dynamo import exc as dynamo_exc
+
+    while exc is not None:
+        if isinstance(exc, dynamo_exc.FailOnRecompileLimitHit):
+            return True
+        exc = exc.__cause__
+    return False
+
+
 def recompile_limits() -> tuple[int, int]:
     """(recompile_limit, accumulated_recompile_limit) from Dynamo's config."""
     from torch._dynamo import config

@@ -28,8 +28,8 @@ from widgets.viewer.page import write_html
 
 pytestmark = [pytest.mark.timeout(120)]
 
-LIMIT = 0.6    # s: dot's limit per graph here (the real one is seconds)
-BUDGET = 1.5   # s: dot's time for the whole recording here
+LIMIT = 0.5    # s: dot's limit per graph here (the real one is seconds)
+BUDGET = 1.3   # s: dot's time for the whole recording here: two limits and a half
 
 # A `dot` that never answers, and starts a process of its own that would outlive it if
 # only the shell were killed (and hold the pipes open); both note their process ids.
@@ -91,8 +91,10 @@ def test_a_dot_that_never_answers_costs_at_most_the_budget_and_leaves_no_process
         assert sorted(n["node"] for n in g["nodes"]) == list(range(len(c.nodes)))
     whys = [g["why"] for _, g in drawn]
     assert whys[:2] == [f"dot took more than {LIMIT} s"] * 2
-    assert whys[2] == f"dot's {BUDGET} s for this recording's graphs ran out"
-    assert all(w == f"dot had used its {BUDGET} s for this recording's graphs" for w in whys[3:])
+    # the third gets what is left (or nothing, if killing the first two took that long)
+    ran_out = f"dot's {BUDGET} s for this recording's graphs ran out"
+    used = f"dot had used its {BUDGET} s for this recording's graphs"
+    assert whys[2] in (ran_out, used) and set(whys[3:]) <= {used}, whys
     pids = [int(p) for p in slow_dot.read_text().split()]
     assert len(pids) >= 2, pids   # at least one shell and its sleep noted themselves
     alive = [p for p in pids if running(p)]
