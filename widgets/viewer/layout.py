@@ -46,9 +46,9 @@ DOT_NODES = 1500  # a larger graph is laid out here, in layers, not by dot (whic
 # dot's time limit for one graph: DOT_SECONDS plus DOT_SECONDS_PER_NODE per node. Measured
 # (graphviz 2.43, 2 shared cores): a few nodes ~20 ms; a 12-layer GPT-2's 715-node graph
 # 0.2 s, its 1,413-node graph 1.3 s (4 s on a loaded machine), while the 1,414-node graph
-# of its recompile was still in dot's network simplex after 37 minutes. So 9 s at 1,414
-# nodes: several times what a graph dot can lay out needs, seconds where the stuck one
-# would take hours.
+# of its recompile was still in dot's network simplex (placing x coordinates) after 5
+# minutes here and 37 in another run. So 9 s at 1,414 nodes: several times what a graph
+# dot can lay out needs, and seconds, not minutes, for one it cannot.
 DOT_SECONDS = 2.0
 DOT_SECONDS_PER_NODE = 0.005
 DOT_BUDGET = 30.0  # seconds of dot, at most, for all of one recording's graphs
