@@ -16,6 +16,7 @@ from .recording import Compile, EventKind, Outcome, Recording
 
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(.+)_at_(\d+)$")
 NOTHING_TRACED = "No ops traced"
+RAISED = "FailOnRecompileLimitHit"   # in a cache-limit event's message: the call raised
 
 
 def kept(c: Compile) -> bool:
@@ -120,7 +121,10 @@ class Frame:
             text = "the compile did not finish while recording"
         else:
             text = f"{counted}, each whole" if n > 1 else "compiled whole, one graph"
-        if self.refused:
+        if self.refused and RAISED in self.limit_message:
+            text += (f"; then the recompile limit refused [{self.refused[0]}] and, under "
+                     "fullgraph=True, that call raised FailOnRecompileLimitHit")
+        elif self.refused:
             text += (f"; then the recompile limit refused [{self.refused[0]}]: from that call on, "
                      "calls that fail every cache entry's guards run eagerly, uncompiled")
         return text

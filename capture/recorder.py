@@ -329,7 +329,9 @@ class Recorder:
             limit, accumulated = internals.recompile_limits()
             text = (f"hit a recompile limit (recompile_limit={limit}, "
                     f"accumulated_recompile_limit={accumulated}): "
-                    "calls that fail every guard now run eagerly, without compiling")
+                    + ("the call raised FailOnRecompileLimitHit (fullgraph=True) instead of "
+                       "running eagerly" if internals.raises_at_recompile_limit(exc) else
+                       "calls that fail every guard now run eagerly, without compiling"))
         else:
             kind = EventKind.INTERRUPTED if isinstance(exc, KeyboardInterrupt) else EventKind.ERROR
         self._event(kind, str(compile_id) if compile_id is not None else None,

@@ -299,3 +299,19 @@ def test_the_readmes_explain_answer_is_the_one_explain_gives():
     block = readme.split("$ dynamo-lab explain -q tests/problems/train_eval.py\n", 1)[1]
     shown = block.split("```", 1)[0].rstrip()
     assert explanation_text(record("train_eval")) == shown
+
+
+def test_the_recompile_limit_under_fullgraph_is_said_to_raise_not_to_run_eagerly(tmp_path):
+    data, text = answer(record("fullgraph_limit"))
+    [frame] = data["frames"]
+    assert frame["refused"] == ["0/3"] and "raised FailOnRecompileLimitHit" in frame["statement"]
+    assert "run eagerly" not in frame["statement"] and "runs eagerly" not in text.split("refused (")[0]
+    [cause] = data["causes"]
+    assert cause["mechanism"] == "string" and cause["name"] == "mode"
+    # the fix: the gain looked up outside, passed in as a tensor
+    fixed = record("fullgraph_limit", (
+        "def f(x, mode):\n    return x * gains[mode]  # user line",
+        "def f(x, gain):\n    return x * gain"), (
+        'compiled(x, f"mode{i}")', 'compiled(x, torch.tensor(gains[f"mode{i}"]))'),
+        tmp_path=tmp_path)
+    assert explanation(fixed)["summary"]["recompiles"] == 0 and not explanation(fixed)["refusals"]
