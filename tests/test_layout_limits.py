@@ -3,7 +3,7 @@
 `widgets/viewer/layout.py` runs `dot` with a time limit sized to the graph and one budget
 for all of a recording's graphs. Here a stand-in `dot` on PATH never answers (a shell
 script that sleeps, in a child process of its own too): the page must still be written
-within the budget, every graph drawn by the project's layered layout with the reason in
+and the widget made within the budget, every graph drawn by the project's layered layout with the reason in
 its layout data, no process of the stand-in left running, and the page must show the
 note. The real `dot` still lays out a small graph. Why no test of a 1,414-node graph:
 recording one takes half a minute (bench/gpt2_script.py is that check, by hand).
@@ -99,6 +99,16 @@ def test_a_dot_that_never_answers_costs_at_most_the_budget_and_leaves_no_process
     assert len(pids) >= 2, pids   # at least one shell and its sleep noted themselves
     alive = [p for p in pids if running(p)]
     assert not alive, f"left running: {alive}"
+
+
+def test_the_widget_in_a_kernel_waits_no_longer_than_the_page(viewer_recording, slow_dot):
+    from widgets import TraceViewer
+
+    start = time.monotonic()
+    viewer = TraceViewer(viewer_recording)
+    assert time.monotonic() - start < BUDGET + 5
+    graphs = json.loads(gzip.decompress(viewer.graphs))
+    assert {g.get("engine") for g in graphs if "nodes" in g and g["nodes"]} == {"layered"}
 
 
 def test_each_graph_waits_at_most_its_own_limit_without_a_budget(viewer_recording, slow_dot):
