@@ -108,9 +108,18 @@ def changed_dims(before: str | None, after: str | None) -> list[int]:
 BOUNDED = {"grad_mode", "training", "dtype", "device", "requires_grad", "dispatch_keys"}
 
 
+def reachable(cause: dict[str, Any]) -> bool:
+    """Whether a cause's name is one the user wrote: a plain argument of their own function."""
+    return bool(re.fullmatch(r"[A-Za-z_]\w*", cause["name"])) and bool(cause.get("own_frame"))
+
+
 def guard_advice(cause: dict[str, Any]) -> str | None:
     """The fix for one cause of recompiles (see `capture.explain`'s cause)."""
     name, kind, values = cause["name"], cause["mechanism"], cause["values"]
+    if kind in ("size", "size_0_1") and not reachable(cause):
+        # `args[0]` of a wrapper Dynamo made, `kwargs['cache'].layers[0].keys`: not a name
+        # the user wrote; the mark goes on the tensor where their code makes it
+        name = f"the tensor that reaches {cause['source']}"
     if kind == "grad_mode":
         return ("expected: one cache entry for grad mode on and one for off (torch.no_grad); "
                 "once both are compiled, switching reuses them. Nothing to fix")

@@ -39,7 +39,8 @@ SCHEMA: dict[str, str] = {
     "compiles": "the number of compiles Dynamo kept (summary.compiles)",
     "frames": "one per function Dynamo met: function, file, lineno, outcome (compiled | "
               "graph_break | skipped | failed | unfinished), compiles, recompiles, graphs, "
-              "graph_breaks, errors, skipped_because, refused, statement",
+              "graph_breaks, errors, skipped_because, refused, statement, user (its file is "
+              "the user's code), advice",
     "graph_breaks": "one per place: function, file, lineno, line, user (the user's own "
                     "line: function, file, lineno, line), reason, explanation, hints, gb_id, "
                     "gb_type, compiles, skipped (the frame gave up: runs eagerly), advice, "
@@ -47,7 +48,9 @@ SCHEMA: dict[str, str] = {
     "causes": "one per distinct cause of recompiles: function, kind, source, name, what, "
               "mechanism, values (first what the first entry held, then each new call's), "
               "recompiles (compile ids), installed and user (file, lineno, line), "
-              "expected (bounded by nature), statement, advice",
+              "dims (the dimensions that changed), made_dynamic (the compile where automatic "
+              "dynamic made it a symbol, or null), own_frame (an argument of the user's own "
+              "function), expected (bounded by nature), statement, advice",
     "recompiles": "one per recompile: compile_id, function, replaces, failed_guards (every "
                   "guard that failed, each with its user line), dynamo_reasons",
     "refusals": "one per refused recompile (cache_limit, fail_on_recompile): kind, "
@@ -117,6 +120,7 @@ def explanation(recording: Recording, user_code: Iterable[str] = ()) -> dict[str
     frames_ = []
     for f in found:
         d = f.as_dict()
+        d["user"] = is_user_file(f.file, user_code)
         fix = next((a for a in map(advice.error_advice, d["errors"]) if a), None)
         d["advice"] = [fix] if fix else []
         frames_.append(d)
@@ -231,7 +235,9 @@ def _causes(recording: Recording, user_code: tuple[str, ...]) -> list[dict[str, 
                     "values": [_shown(fg)], "recompiles": [],
                     "installed": {"file": failed["file"], "lineno": failed["lineno"],
                                   "line": failed["line"]},
-                    "user": failed["user"], "dims": [], "made_dynamic": None}
+                    "user": failed["user"], "dims": [], "made_dynamic": None,
+                    # the guarded value is an argument of the user's own function
+                    "own_frame": is_user_file(c.filename, user_code) and not parent}
             cause["recompiles"].append(c.compile_id)
             cause["values"].append(fg.seen)
             if fg.kind == "DICT_LENGTH":
@@ -374,6 +380,15 @@ def _where(file: str | None, lineno: int | None) -> str:
     return f"{name}:{lineno}" if lineno is not None else name
 
 
+def _library_path(file: str | None) -> str:
+    """`torch/_dynamo/external_utils.py` for a file under site-packages."""
+    parts = (file or "?").split("/")
+    for anchor in ("site-packages", "dist-packages"):
+        if anchor in parts:
+            return "/".join(parts[parts.index(anchor) + 1:])
+    return parts[-1]
+
+
 def _user_lines(installed: dict[str, Any], user: dict[str, Any] | None, indent: str) -> list[str]:
     out = []
     if installed.get("lineno") is not None:
@@ -403,7 +418,9 @@ def text_of(data: dict[str, Any], *, teach: bool = False) -> str:
         parts.append(f"{s['refused']} refused at the recompile limit")
     out = [", ".join(parts) + f" (torch {data['torch_version']})", ""]
     for f in data["frames"]:
-        out.append(f"{f['function']} ({_where(f['file'], f['lineno'])}): {f['statement']}")
+        where = _where(f["file"], f["lineno"]) if f.get("user", True) else \
+            f"{_library_path(f['file'])}:{f['lineno']}, library code"
+        out.append(f"{f['function']} ({where}): {f['statement']}")
         for a in f.get("advice", []):
             out.append(f"  fix: {a}")
     breaks, causes, refusals = data["graph_breaks"], data["causes"], data["refusals"]

@@ -9,6 +9,7 @@ to the script and shows the recompile or the break gone.
 from __future__ import annotations
 
 import contextlib
+import sys
 import io
 import runpy
 from pathlib import Path
@@ -315,3 +316,31 @@ def test_the_recompile_limit_under_fullgraph_is_said_to_raise_not_to_run_eagerly
         'compiled(x, f"mode{i}")', 'compiled(x, torch.tensor(gains[f"mode{i}"]))'),
         tmp_path=tmp_path)
     assert explanation(fixed)["summary"]["recompiles"] == 0 and not explanation(fixed)["refusals"]
+
+
+def test_user_code_widens_to_an_installed_library_for_its_developers(tmp_path):
+    # a library as pip would install it: a guard installed in its code, reached from a script
+    installed = tmp_path / "site-packages" / "mylayers"
+    installed.mkdir(parents=True)
+    (installed / "__init__.py").write_text(
+        "def scaled(x, layer):\n    return x * layer.scale  # library line\n", encoding="utf-8")
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import sys\nsys.path.insert(0, %r)\nimport torch\nfrom mylayers import scaled\n\n\n"
+        "class Layer:\n    def __init__(self, scale):\n        self.scale = scale\n\n\n"
+        "def step(x, layer):\n    return scaled(x, layer)  # script line\n\n\n"
+        "compiled = torch.compile(step, backend='eager')\n"
+        "compiled(torch.randn(2), Layer(2))\ncompiled(torch.randn(2), Layer(3))\n"
+        % str(tmp_path / "site-packages"), encoding="utf-8")
+    torch._dynamo.reset()
+    try:
+        with capture.record() as rec:
+            runpy.run_path(str(script), run_name="__main__")
+    finally:
+        torch._dynamo.reset()
+        sys.modules.pop("mylayers", None)
+    [cause] = explanation(rec)["causes"]
+    assert cause["installed"]["line"].startswith("return x * layer.scale")
+    assert cause["user"]["line"].startswith("return scaled(x, layer)")
+    [cause] = explanation(rec, user_code=[str(installed)])["causes"]
+    assert cause["user"]["line"].startswith("return x * layer.scale")
