@@ -130,25 +130,26 @@ class AttemptRecorder:
         graph = internals.current_graph(output)
         if (internals.graph_size(graph) != self.graph_n
                 or internals.graph_tail(graph) is not self.graph_tail):
-            nodes_added = self.new_nodes(index) or ()
+            nodes_added = tuple(self.new_nodes(index))
         else:
             nodes_added = ()
         if self.pending_nodes:
-            nodes_added = self.pending_nodes + list(nodes_added)
+            nodes_added = (*self.pending_nodes, *nodes_added)
             self.pending_nodes = []
         if internals.guard_count(internals.guard_set(output)) != self.guard_n:
-            guards_added = self.new_guards(index) or ()
+            guards_added = tuple(self.new_guards(index))
         else:
             guards_added = ()
-        renamed = self._renamed(index) if opname in _NAMING else ()
+        nodes_renamed = tuple(self._renamed(index)) if opname in _NAMING else ()
 
         tx_stack = internals.stack(tx)
         self.top = tx_stack[-1] if tx_stack else None
-        c.steps.add(index=index, offset=offset, opname=opname, argrepr=argrepr, lineno=lineno,
-                    depth=depth, code=code, code_name=code_name, graph_size=self.graph_n,
-                    nodes_added=tuple(nodes_added), nodes_renamed=tuple(renamed),
-                    guards_added=tuple(guards_added), inline_stack=inline_stack,
-                    stack=self.reader.indices(tx_stack), locals=self._locals(tx))
+        graph_size = self.graph_n
+        stack = self.reader.indices(tx_stack)
+        locals_ = self._locals(tx)
+        # the fields in the order capture.steps.STEP_FIELDS declares them (a test checks)
+        c.steps.add(index, offset, opname, argrepr, lineno, depth, code, code_name, graph_size,
+                    nodes_added, nodes_renamed, guards_added, inline_stack, stack, locals_)
 
     def _locals(self, tx: Any) -> tuple[tuple[str, int], ...]:
         """The symbolic locals as (name, index of its reading) pairs, as `Steps` stores

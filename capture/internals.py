@@ -505,55 +505,47 @@ def base_python_type() -> Any:
 ABSENT: Any = type("Absent", (), {"__repr__": lambda self: "ABSENT", "__bool__": lambda self: False})()
 
 
-def _own(v: Any, name: str) -> Any:
-    return v.__dict__.get(name, ABSENT)
-
-
 def tracker_proxy(v: Any) -> Any:
     """The FX proxy a tracker of a graph value holds (`proxy`), or None."""
-    proxy = _own(v, "proxy")
-    return None if proxy is ABSENT else proxy
+    return v.__dict__.get("proxy")
 
 
 def tracker_sym_num(v: Any) -> Any:
     """The symbolic number a `SymNodeVariable` holds (`sym_num`), or None."""
-    sym = _own(v, "sym_num")
-    return None if sym is ABSENT else sym
+    return v.__dict__.get("sym_num")
 
 
 def tracker_py_type(v: Any) -> Any:
     """The type a `GetAttrVariable` was told its value has (`py_type`), or None."""
-    t = _own(v, "py_type")
-    return None if t is ABSENT else t
+    return v.__dict__.get("py_type")
 
 
 def tracker_items(v: Any) -> Any:
     """A container tracker's `items` as it holds them (a list, tuple or dict of trackers;
     some trackers' is a view that builds trackers when walked), or ABSENT."""
-    return _own(v, "items")
+    return v.__dict__.get("items", ABSENT)
 
 
 def tracker_fn(v: Any) -> Any:
     """The function a function tracker stands for (`fn`), or ABSENT."""
-    return _own(v, "fn")
+    return v.__dict__.get("fn", ABSENT)
 
 
 def tracker_value(v: Any) -> Any:
     """The Python value a constant, enum, torch or user-object tracker holds (`value`),
     or ABSENT."""
-    return _own(v, "value")
+    return v.__dict__.get("value", ABSENT)
 
 
 def tracker_module_type(v: Any) -> Any:
     """The class of the module a module tracker stands for (`module_type`), or ABSENT."""
-    return _own(v, "module_type")
+    return v.__dict__.get("module_type", ABSENT)
 
 
 def tracker_own_source(v: Any) -> Any:
     """The `Source` a tracker holds in its own attributes (`source`), or None: unlike
     `tracker_source`, never a class attribute."""
-    source = _own(v, "source")
-    return None if source is ABSENT else source
+    return v.__dict__.get("source")
 
 
 # -- the graph handed to the backend ----------------------------------------------

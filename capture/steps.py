@@ -1,7 +1,7 @@
 """A step of a compile, declared once: its fields, how `Steps` keep them, how they are written.
 
-`STEP_FIELDS` is the one declaration. From it follow: the recorder's call that stores a
-step (`Steps.add`, by keyword), the `Step` records a compile's steps read back as, the
+`STEP_FIELDS` is the one declaration. From it follow: `Steps.add`, which the recorder
+calls with each field in order (a test holds its call to the declaration), the `Step` records a compile's steps read back as, the
 step in the JSON (a dict of its fields, `to_json`/`from_json`), the columns
 `Recording.to_json(columns=True)` writes (`step_columns`, `steps_from_columns`) and the
 viewer's decoder (`widgets/viewer/js/stepfields.js`, written from this declaration by
@@ -297,17 +297,20 @@ def _step(row: tuple, table: list[Var]) -> Step:
 #
 # NOTE (speed): `add` runs once per instruction Dynamo executes. It is written out from
 # the declaration once, when this module is imported (as `dataclasses` and `namedtuple`
-# write theirs): a keyword call and one append a field cost what unpacking a tuple did,
-# and a field the recorder leaves out, or one it names that is not declared, is a
-# TypeError at the first step.
+# write theirs), one parameter and one append a field: the recorder passes the fields by
+# position, in the declared order, with no row tuple made and unpacked (keywords cost
+# more than that: matching fifteen names on every step). The recorder's call names each
+# value after its field, and tests/test_step_fields.py checks those names against the
+# declaration, in order.
 
 def _write_add() -> Any:
     """`Steps.add`, written out from the declaration (one keyword a field)."""
     names = FIELD_NAMES
     cols = ", ".join(f"_c{k}" if k != _FLAT else "_" for k in range(len(names)))
-    lines = [f"def add(_self, *, {', '.join(names)}):",
-             '    """Store a step given as its fields (see STEP_FIELDS), each a number, a',
-             '    string, None or a tuple of those; the locals as (name, index) pairs."""',
+    lines = [f"def add(_self, {', '.join(names)}):",
+             '    """Store a step given as its fields in the declared order (STEP_FIELDS), each',
+             '    a number, a string, None or a tuple of those; the locals as (name, index)',
+             '    pairs."""',
              f"    ({cols},) = _self._cols"]
     for k, name in enumerate(names):
         if k == _FLAT:
@@ -338,7 +341,7 @@ class Steps(Sequence[Step]):
 
     def add_row(self, row: tuple) -> None:
         """Store a step given as a row: its fields in the declared order."""
-        self.add(**dict(zip(FIELD_NAMES, row)))
+        self.add(*row)
 
     def append(self, step: Step) -> None:
         row = [kept(getattr(step, f.step_attr)) for f, kept in zip(STEP_FIELDS, _ROW_KEPT)]

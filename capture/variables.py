@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 from . import internals
 from .internals import (
     example_value, is_realized, lazy_tracker_class, peek_type, python_type,
-    source_name, tracker_source, unwrap,
+    source_name, tracker_items, tracker_source, unwrap,
 )
 from .recording import Var
 from .text import exact, shorten
@@ -221,7 +221,7 @@ class VarReader:
         if i is None:
             i = self._by_value[fields] = len(self.table)
             self.table.append(fields.var())
-        if real is None or (type(internals.tracker_items(real)) in _PLAIN_CONTAINERS
+        if real is None or (type(tracker_items(real)) in _PLAIN_CONTAINERS
                             and not _fixed_items(type(real))):
             self._volatile[id(v)] = (v, real, _length(real) if real is not None else -1, i)
         else:
@@ -263,7 +263,7 @@ def _fixed_items(cls: type) -> bool:
 
 
 def _length(real: Any) -> int:
-    items = internals.tracker_items(real)
+    items = tracker_items(real)
     return len(items) if type(items) in _PLAIN_CONTAINERS else -1
 
 

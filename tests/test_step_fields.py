@@ -54,21 +54,32 @@ def test_the_step_record_has_the_declared_fields_in_order():
     assert names == [fld.step_attr for fld in STEP_FIELDS] + ["vars"]
 
 
-def test_the_recorder_stores_a_step_by_naming_every_field():
-    params = inspect.signature(Steps.add).parameters
-    assert [p for p in params if p != "_self"] == list(FIELD_NAMES)
-    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for name, p in params.items()
-               if name != "_self")
+def test_the_recorder_hands_over_every_field_in_the_declared_order():
+    """The recorder calls `Steps.add` by position (the hot path: no keyword matching, no row
+    tuple); each value it passes is named after its field, in the declared order."""
+    params = list(inspect.signature(Steps.add).parameters)
+    assert params == ["_self", *FIELD_NAMES]
+    tree = ast.parse((ROOT / "capture" / "attempt.py").read_text(encoding="utf-8"))
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+             and isinstance(node.func, ast.Attribute) and node.func.attr == "add"
+             and ast.unparse(node.func.value) == "c.steps"]
+    assert len(calls) == 1 and not calls[0].keywords
+    passed = [arg.id.rstrip("_") if isinstance(arg, ast.Name) else ast.unparse(arg)
+              for arg in calls[0].args]
+    assert passed == list(FIELD_NAMES)
+
+
+def test_a_step_left_short_is_refused():
     one = dict(index=0, offset=0, opname="NOP", argrepr="", lineno=1, depth=0, code=0,
                code_name="f", graph_size=0, nodes_added=(), nodes_renamed=(), guards_added=(),
                inline_stack=(), stack=(), locals=())
-    assert set(one) == set(FIELD_NAMES)
+    assert tuple(one) == FIELD_NAMES
     steps = Steps([])
     steps.add(**one)
     with pytest.raises(TypeError):
-        steps.add(**{k: v for k, v in one.items() if k != "code_name"})  # a field left out
+        steps.add(*list(one.values())[:-1])   # a field left out
     with pytest.raises(TypeError):
-        steps.add(**one, colour="red")                                   # one not declared
+        steps.add(**one, colour="red")        # one not declared
     assert len(steps) == 1 and steps[0].code_name == "f"
 
 
