@@ -96,6 +96,19 @@ class Frame:
             return c.graph_break.reason
         return (c.error or "").splitlines()[0] if c.error else None
 
+    def _mix(self) -> str:
+        """How a frame's several cache entries came out: `each whole`, `each ending at a
+        graph break`, or the count of each where they differ."""
+        words = {Outcome.COMPILED: "whole", Outcome.GRAPH_BREAK: "ending at a graph break",
+                 Outcome.SKIPPED: "skipped", Outcome.ERROR: "failed"}
+        counts: dict[str, int] = {}
+        for c in self.compiles:
+            word = words.get(c.outcome, c.outcome.replace("_", " "))
+            counts[word] = counts.get(word, 0) + 1
+        if len(counts) == 1:
+            return f"each {next(iter(counts))}"
+        return ", ".join(f"{k} {w}" for w, k in counts.items())
+
     def statement(self) -> str:
         n = len(self.compiles)
         counted = f"{n} compile{'s' if n != 1 else ''}" + (
@@ -103,8 +116,10 @@ class Frame:
         outcome = self.outcome
         if outcome == "failed":
             errors = [c.error for c in self.compiles if c.outcome == Outcome.ERROR]
-            text = f"the compile failed: {errors[0]}" if errors else "the compile failed"
-            text += "; the function ran uncompiled, or the program caught the error"
+            text = f"{counted}, {self._mix()}; " if n > 1 else ""
+            text += f"the compile failed: {errors[0]}" if errors else "the compile failed"
+            text += (" (the call raised it; with torch._dynamo.config.suppress_errors it runs "
+                     "eagerly instead)")
         elif outcome == "skipped":
             why = self.skipped_because
             if why and NOTHING_TRACED in why:
@@ -112,15 +127,15 @@ class Frame:
             else:
                 text = ("skipped: Dynamo gave up on it, so nothing of it is compiled and it "
                         "runs eagerly on every call" + (f" (because: {why})" if why else ""))
+        elif n > 1:
+            text = f"{counted}, " + self._mix()
         elif outcome == "graph_break":
-            text = (f"{counted}, each ending at a graph break; the rest runs in resume "
-                    "functions" if n > 1 else
-                    f"compiled in {self.graphs} graph{'s' if self.graphs != 1 else ''}, split by "
+            text = (f"compiled in {self.graphs} graph{'s' if self.graphs != 1 else ''}, split by "
                     "a graph break")
         elif outcome == "unfinished":
             text = "the compile did not finish while recording"
         else:
-            text = f"{counted}, each whole" if n > 1 else "compiled whole, one graph"
+            text = "compiled whole, one graph"
         if self.refused and RAISED in self.limit_message:
             text += (f"; then the recompile limit refused [{self.refused[0]}] and, under "
                      "fullgraph=True, that call raised FailOnRecompileLimitHit")

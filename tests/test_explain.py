@@ -198,3 +198,25 @@ def test_a_recording_made_before_failed_guards_were_kept_still_explains_its_reco
     text = explanation_text(old)
     assert "recompile [0/1] of counted: no failed guards recorded" in text
     assert "Dynamo's reason (the first failure only): 0/0: n == 1" in text
+
+
+def maybe_prints(x, verbose):
+    if verbose:
+        print("verbose")
+    return x + 1
+
+
+def test_a_frame_whose_entries_differ_says_how_many_came_out_each_way():
+    import torch
+
+    import capture
+    from capture.explain import explanation
+
+    torch._dynamo.reset()
+    compiled = torch.compile(maybe_prints, backend="eager")
+    with capture.record() as rec:
+        compiled(torch.randn(3), False)
+        compiled(torch.randn(3), True)   # a new entry, and this one breaks at the print
+    torch._dynamo.reset()
+    [frame] = [f for f in explanation(rec)["frames"] if f["function"] == "maybe_prints"]
+    assert frame["statement"].startswith("2 compiles (1 recompile), 1 whole, 1 ending at a graph break")
