@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import io
+import json
 import runpy
 from pathlib import Path
 
@@ -344,3 +345,35 @@ def test_user_code_widens_to_an_installed_library_for_its_developers(tmp_path):
     assert cause["user"]["line"].startswith("return scaled(x, layer)")
     [cause] = explanation(rec, user_code=[str(installed)])["causes"]
     assert cause["user"]["line"].startswith("return x * layer.scale")
+
+
+def test_a_break_inside_a_library_names_the_users_line_and_user_code_moves_it(tmp_path, capsys):
+    from widgets.cli import main
+
+    installed = tmp_path / "site-packages" / "chatty"
+    installed.mkdir(parents=True)
+    (installed / "__init__.py").write_text(
+        "def block(x):\n    print('in block')  # library line\n    return x.relu()\n",
+        encoding="utf-8")
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import sys\nsys.path.insert(0, %r)\nimport torch\nfrom chatty import block\n\n\n"
+        "def model(x):\n    return block(x * 2)  # script line\n\n\n"
+        "torch.compile(model, backend='eager')(torch.randn(3))\n"
+        % str(tmp_path / "site-packages"), encoding="utf-8")
+    torch._dynamo.reset()
+    try:
+        assert main(["explain", "-q", "--format", "json", str(script)]) == 0
+        plain = json.loads(capsys.readouterr().out)
+        torch._dynamo.reset()
+        assert main(["explain", "-q", "--user-code", str(installed), "--format", "json",
+                     str(script)]) == 0
+        widened = json.loads(capsys.readouterr().out)
+    finally:
+        torch._dynamo.reset()
+        sys.modules.pop("chatty", None)
+    [b] = [b for b in plain["graph_breaks"] if b["line"].startswith("print(")]
+    assert b["file"].endswith("chatty/__init__.py")
+    assert b["user"]["line"].startswith("return block(x * 2)")
+    [b] = [b for b in widened["graph_breaks"] if b["line"].startswith("print(")]
+    assert b["user"]["line"].startswith("print('in block')")

@@ -254,8 +254,6 @@ def _explain(opts: argparse.Namespace) -> int:
         recording = read_recording(Path(opts.program))
     else:
         program, result = _run(opts, output=sys.stderr)
-        # the script's own folder is the user's code, installed or not
-        user_code.append(os.getcwd() if opts.module else str(program.path.parent))
         recording = result.recording
         if result.error is not None and not opts.quiet:
             say(f"note: {program.name} raised {result.error_line}; explaining what it "
