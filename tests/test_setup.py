@@ -102,34 +102,56 @@ def test_the_other_torch_leaves_out_only_test_files_that_exist():
 
 
 CI_LEGS = ["setup", "test", "test-torch2.14", "test-matrix 3.12 2.14.1", "test-matrix 3.13 2.13.0"]
-# Made in the background while the main leg's tests run.
+# Made in the background while the main leg's tests run; each matrix leg (the last three of
+# CI_LEGS, in this order) runs in the background too, once its venv is made.
 CI_BACKGROUND = ["setup-matrix 3.11 2.14.1", "setup-matrix 3.12 2.14.1", "setup-matrix 3.13 2.13.0"]
 
 
 def test_ci_runs_the_readme_test_command_then_every_other_leg_and_fails_if_any_fails(tmp_path):
     ci = ROOT / ".ci" / "run"
     assert os.access(ci, os.X_OK), ".ci/run must be executable"
-    # .ci/run beside a ./lab that logs its arguments and fails as told (FAIL: calls, by commas).
+    # .ci/run beside a ./lab that logs its arguments with its TMPDIR and nice value, and fails
+    # as told (FAIL: calls, by commas).
     (tmp_path / ".ci").mkdir()
     shutil.copy(ci, tmp_path / ".ci" / "run")
     fake_lab = tmp_path / "lab"
-    fake_lab.write_text('#!/usr/bin/env bash\necho "$*" >>calls\n'
+    fake_lab.write_text('#!/usr/bin/env bash\n'
+                        'echo "$*|${TMPDIR:-}|$(nice)" >>calls\n'
                         '[[ ",$FAIL," != *",$*,"* ]]\n')
     fake_lab.chmod(0o755)
     for fail in ["", *CI_LEGS, "test,test-matrix 3.13 2.13.0", CI_BACKGROUND[1]]:
         (tmp_path / "calls").unlink(missing_ok=True)
-        run = subprocess.run([str(tmp_path / ".ci" / "run")], env={**os.environ, "FAIL": fail},
-                             capture_output=True, text=True, timeout=30)
+        temp = tmp_path / "temp"
+        temp.mkdir(exist_ok=True)
+        run = subprocess.run([str(tmp_path / ".ci" / "run")],
+                             env={**os.environ, "FAIL": fail, "TMPDIR": str(temp)},
+                             capture_output=True, text=True, timeout=60)
         # A venv the background could not make is made by its own leg: that alone fails nothing.
         assert (run.returncode != 0) == (fail not in ["", CI_BACKGROUND[1]]), (fail, run)
-        calls = (tmp_path / "calls").read_text().splitlines()
-        assert [c for c in calls if not c.startswith("setup-matrix")] == CI_LEGS, fail
-        assert [c for c in calls if c.startswith("setup-matrix")] == CI_BACKGROUND, fail
-        # The background set-up is done before the first leg that needs one of its venvs.
-        assert calls.index(CI_BACKGROUND[-1]) < calls.index("test-torch2.14"), calls
+        calls = [c.split("|") for c in (tmp_path / "calls").read_text().splitlines()]
+        order = [c[0] for c in calls]
+        assert sorted(c for c in order if not c.startswith("setup-matrix")) == sorted(CI_LEGS), fail
+        assert [c for c in order if c.startswith("setup-matrix")] == CI_BACKGROUND, fail
+        # Set-up first, alone; each matrix leg after its own venv, in order, beside the main leg.
+        assert order[0] == "setup", order
+        legs = [c for c in order if c in CI_LEGS[2:]]
+        assert legs == CI_LEGS[2:], order
+        for venv, leg in zip(CI_BACKGROUND, CI_LEGS[2:]):
+            assert order.index(venv) < order.index(leg), order
+        # The background runs at the lowest priority, each matrix leg in a TMPDIR of its own;
+        # the README's two commands run as they would by hand.
+        by_call = {c[0]: c for c in calls}
+        assert by_call["setup"][1:] == [str(temp), "0"] == by_call["test"][1:], calls
+        folders = [by_call[leg][1] for leg in CI_LEGS[2:]]
+        assert len(set(folders)) == 3 and all(f.startswith(f"{temp}/") for f in folders), calls
+        assert {by_call[c][2] for c in CI_BACKGROUND + CI_LEGS[2:]} == {"19"}, calls
         assert run.stderr.count("ci: ./lab ") == len(CI_LEGS), run.stderr
         assert (f"ci: background set-up of {CI_BACKGROUND[1][13:]} failed" in run.stderr) == (
             fail == CI_BACKGROUND[1]), run.stderr
+        # Each leg's output is printed, and nothing of .ci/run's own is left in the temp folder.
+        for leg in CI_LEGS[2:]:
+            assert f"ci: ---- background: ./lab {leg} ----" in run.stdout, run.stdout
+        assert list(temp.iterdir()) == [], list(temp.iterdir())
 
 
 def test_lab_test_matrix_refuses_what_the_package_does_not_support_and_sets_nothing_up():
