@@ -214,15 +214,17 @@ def break_advice(gb_id: str | None, explanation: str | None, hints: list[str],
     if gb_id == "GB0124":
         return ("a tensor turned into a Python number (.item()): keep it a tensor, or set "
                 "torch._dynamo.config.capture_scalar_outputs = True")
-    if not in_user_code:
-        return None  # a break inside torch or a library: its own hints speak to its developers
-    for h in hints:
-        if not any(d in h for d in _DEVELOPER):
-            return h
-    if function:
-        return (f"if {function} need not be compiled, keep Dynamo out of it: wrap it in "
-                f"torch.compiler.disable")
+    # Anything else has no tested fix: Dynamo's own hint is shown as its (see `useful_hint`),
+    # and wrapping the code in torch.compiler.disable would still break the graph there.
     return None
+
+
+def useful_hint(hints: list[str], in_user_code: bool) -> str | None:
+    """Dynamo's first hint that speaks to a user, for a break in their own code; shown as
+    Dynamo's words, not as a tested fix."""
+    if not in_user_code:
+        return None  # a break inside torch or a library: its hints speak to its developers
+    return next((h for h in hints if not any(d in h for d in _DEVELOPER)), None)
 
 
 def error_advice(error: str | None) -> str | None:

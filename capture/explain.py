@@ -44,6 +44,7 @@ SCHEMA: dict[str, str] = {
     "graph_breaks": "one per place: function, file, lineno, line, user (the user's own "
                     "line: function, file, lineno, line), reason, explanation, hints, gb_id, "
                     "gb_type, compiles, skipped (the frame gave up: runs eagerly), advice, "
+                    "hint (Dynamo's own first hint where no tested fix is known), "
                     "and the teaching detail: instruction, instruction_help, stack",
     "causes": "one per distinct cause of recompiles: function, kind, source, name, what, "
               "mechanism, values (first what the first entry held, then each new call's), "
@@ -174,6 +175,7 @@ def _break(c: Compile, user_code: tuple[str, ...]) -> dict[str, Any]:
         "registry": entry, "link": link,
         "advice": [fix] if fix else [],
         "suggestion": fix,
+        "hint": None if fix else advice.useful_hint(hints, in_user),
     }
 
 
@@ -452,6 +454,8 @@ def text_of(data: dict[str, Any], *, teach: bool = False) -> str:
                 out.append(f"  registry: {b['gb_id']} ({b['gb_type'] or 'unknown type'})  {b['link']}")
         for a in b["advice"]:
             out.append(f"  fix: {a}")
+        if b.get("hint") and not teach:
+            out.append(f"  Dynamo's hint (not a tested fix): {b['hint']}")
     for cause in causes:
         out.append("")
         expected = " (expected)" if cause["expected"] else ""

@@ -220,3 +220,29 @@ def test_a_frame_whose_entries_differ_says_how_many_came_out_each_way():
     torch._dynamo.reset()
     [frame] = [f for f in explanation(rec)["frames"] if f["function"] == "maybe_prints"]
     assert frame["statement"].startswith("2 compiles (1 recompile), 1 whole, 1 ending at a graph break")
+
+
+def breaks_on_purpose(x):
+    import torch
+
+    x = x + 1
+    torch._dynamo.graph_break()
+    return x * 2
+
+
+def test_a_break_with_no_tested_fix_gets_dynamos_hint_marked_as_such():
+    import torch
+
+    import capture
+    from capture.explain import explanation, explanation_text
+
+    torch._dynamo.reset()
+    with capture.record() as rec:
+        torch.compile(breaks_on_purpose, backend="eager")(torch.randn(3))
+    torch._dynamo.reset()
+    [b] = explanation(rec)["graph_breaks"]
+    assert b["gb_id"] == "GB0025" and b["advice"] == []
+    assert b["hint"] == "Remove the `torch._dynamo.graph_break()` call."  # the user's own call
+    text = explanation_text(rec)
+    assert "fix:" not in text
+    assert f"Dynamo's hint (not a tested fix): {b['hint']}" in text
