@@ -137,3 +137,78 @@ def test_every_recompile_beside_the_compile_it_replaces():
     pairs = [(cmp.a.compile_id, cmp.b.compile_id) for cmp in recompiles(rec)]
     assert pairs == [("0/0", "0/1"), ("0/1", "0/2")]
     assert all(cmp.failed_guards for cmp in recompiles(rec))
+
+
+# -- alignment: by code object and offset, through the inlining calls ----------------------
+
+def repeat(x, n):  # a loop that runs once more in the recompile
+    for _ in range(n):  # loops
+        x = x + 1  # adds
+    return x.sin()  # after the loop
+
+
+def helper(x):
+    return x.cos()  # in helper
+
+
+def either(x, flag):  # one helper, called from one site or the other
+    if flag:
+        y = helper(x)  # first site
+    else:
+        y = helper(x) + 1  # second site
+    return y * 2  # after the call
+
+
+def places(c, i):
+    s = c.steps[i]
+    return (s.depth, s.code_name, s.offset, tuple(s.inline_stack))
+
+
+def test_an_extra_loop_iteration_is_only_in_the_recompile_and_the_rest_lines_up():
+    rec = recorded(repeat, (torch.ones(2), 2), (torch.ones(2), 5), dynamic=False)
+    cmp = capture.compare(rec, "0/0", "0/1")
+    a, b = cmp.a, cmp.b
+    # every step of the shorter trace has a partner that ran the same instruction
+    assert cmp.same_steps == len(a.steps) < len(b.steps)
+    assert all(places(a, x) == places(b, y) for x, y in cmp.aligned if x is not None and y is not None)
+    extra = [y for x, y in cmp.aligned if x is None]
+    assert len(extra) == len(b.steps) - len(a.steps)
+    loop = {line_of(repeat, "loops"), line_of(repeat, "adds")}
+    assert {b.steps[y].lineno for y in extra} <= loop
+    # after the extra iterations the two meet again: the line after the loop is paired
+    after = line_of(repeat, "after the loop")
+    assert all(x is not None and y is not None for x, y in cmp.aligned
+               if (x is not None and a.steps[x].lineno == after) or (y is not None and b.steps[y].lineno == after))
+    assert [p for p in cmp.aligned if None not in p][-1] == (len(a.steps) - 1, len(b.steps) - 1)
+
+
+def test_a_function_inlined_from_another_call_site_is_not_the_same_step():
+    rec = recorded(either, (torch.ones(2), True), (torch.ones(2), False))
+    cmp = capture.compare(rec, "0/0", "0/1")
+    a, b = cmp.a, cmp.b
+    in_a = [x for x in range(len(a.steps)) if a.steps[x].depth == 1]
+    in_b = [y for y in range(len(b.steps)) if b.steps[y].depth == 1]
+    # both inlined helper's code, the same instructions at the same offsets...
+    assert [a.steps[x].offset for x in in_a] == [b.steps[y].offset for y in in_b] and in_a
+    # ...called from different lines: no step inside helper is paired with the other's
+    paired = {x for x, y in cmp.aligned if x is not None and y is not None}
+    assert not paired & set(in_a)
+    # and the two meet again after the call
+    after = line_of(either, "after the call")
+    assert any(a.steps[x].lineno == after and b.steps[y].lineno == after
+               for x, y in cmp.aligned if x is not None and y is not None)
+    assert cmp.divergence.why in ("value", "branch taken")
+
+
+def test_align_steps_meets_again_after_a_difference_and_ends_with_what_is_left():
+    from capture.compare import _aligned
+
+    assert _aligned([1, 2, 3, 4], [1, 2, 3, 4]) == [(0, 0), (1, 1), (2, 2), (3, 3)]
+    # a runs 7 8 where b runs 9; then both run 4
+    assert _aligned([1, 7, 8, 4], [1, 9, 4]) == [(0, 0), (1, None), (2, None), (None, 1), (2 + 1, 2)]
+    # a loop body (5 6) once more in b
+    assert _aligned([1, 5, 6, 2], [1, 5, 6, 5, 6, 2]) == [
+        (0, 0), (1, 1), (2, 2), (None, 3), (None, 4), (3, 5)]
+    # the two never meet again: the rest of each is alone
+    assert _aligned([1, 2], [1, 3, 4]) == [(0, 0), (1, None), (None, 1), (None, 2)]
+    assert _aligned([], [1]) == [(None, 0)]

@@ -114,3 +114,27 @@ test("a compare link leads to the step that installed the guard", { skip }, () =
   assert.match(to.note.join(""), /installed the guard that failed/);
   assert.equal(cmp.compareTarget(rec, { cmpGo: "nonsense" }), null);
 });
+
+// A pair as the kernel ships it at a model's size (two compiles of a 12-layer GPT-2 run
+// 41,407 steps each): the alignment is a few runs, unpacked once and read in constant time.
+test("a pair of 80,000-step compiles, shipped as runs, lines up both ways at once", () => {
+  const n = 80_000;
+  // the same 50,000 steps, then 10 steps only the left ran, 12 only the right, the rest together
+  const d = {
+    ka: 0, kb: 1,
+    runs: [[0, 0, 50_000], [50_000, null, 10], [null, 50_000, 12], [50_010, 50_012, n - 50_010]],
+    divergence: { a: 50_000, b: null, lineno: 7, instruction: "CALL 1", why: "branch taken", was: "", now: "" },
+  };
+  const start = performance.now();
+  const al = cmp.alignment(d);
+  assert.equal(al.a.length, n + 12);
+  assert.deepEqual(cmp.partnerStep(d, "a", 123), { step: 123, exact: true });
+  assert.deepEqual(cmp.partnerStep(d, "b", 60_000), { step: 59_998, exact: true });
+  // a step only one side ran: the other's step before it, not exact
+  assert.deepEqual(cmp.partnerStep(d, "a", 50_005), { step: 49_999, exact: false });
+  assert.deepEqual(cmp.partnerStep(d, "b", 50_003), { step: 50_009, exact: false });
+  // the first divergence: the left ran it; the right is shown at its step beside it
+  assert.deepEqual(cmp.divergenceSteps(d), { left: 50_000, right: 49_999, exactLeft: true, exactRight: false });
+  for (let i = 0; i < n; i += 997) cmp.partnerStep(d, "a", i);
+  assert.ok(performance.now() - start < 1000, `took ${performance.now() - start} ms`);
+});

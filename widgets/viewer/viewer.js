@@ -3981,16 +3981,15 @@ function comparePane(mode) {
           ` · ${a.code_name} (${fileLabel(a.filename)}:${a.firstlineno})`,
           h("span", { class: "dl-dim" }, " · stepping moves both along the alignment (D: first divergence, C: leave)"));
       }
-      const d = pair && !pair.d.skipped ? pair.d : null;
+      const d = pair ? pair.d : null;
       const body = other == null ? whyBody(rec, null, k, k).slice(2) : whyBody(rec, d, left, right);
       if (other != null && !d) {
-        body.push(h("div", { class: "dl-faint" }, pair && pair.d.skipped ?
-          `These two were not aligned when the viewer was made (${pair.d.skipped} steps between them): capture.compare(recording, "${rec.compiles[left].compile_id}", "${rec.compiles[right].compile_id}") prints the comparison.` :
-          "These two were not aligned when the viewer was made."));
+        body.push(h("div", { class: "dl-faint" },
+          `These two were not compared when the viewer was made: capture.compare(recording, "${rec.compiles[left].compile_id}", "${rec.compiles[right].compile_id}") prints the comparison.`));
       }
       fillPane(why, ["Why they differ", body]);
     }
-    const d = pair && !pair.d.skipped ? pair.d : null;
+    const d = pair ? pair.d : null;
     const flashed = flash && flash.guard != null ? flash.guard : null;
     const side = k === left ? "a" : "b";
     const beside = d && other != null ? partnerStep(d, side, i) : null;
