@@ -293,7 +293,9 @@ def _number(text: str | None) -> bool:
 
 def _guards_value(c: Compile, source: str | None) -> bool:
     """Whether compile `c` still guards `source` by its value (else it made it a symbol)."""
-    return any(g.kind == "EQUALS_MATCH" and g.source == source for g in c.guard_details)
+    return any(g.source == source and (g.kind in ("EQUALS_MATCH", "CONSTANT_MATCH")
+                                       or g.text.startswith("EQUALS_MATCH"))
+               for g in c.guard_details)
 
 
 def _made_dynamic(c: Compile, source: str | None) -> bool:

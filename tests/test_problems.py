@@ -379,3 +379,16 @@ def test_a_break_inside_a_library_names_the_users_line_and_user_code_moves_it(tm
     assert b["user"]["line"].startswith("return block(x * 2)")
     [b] = [b for b in widened["graph_breaks"] if b["line"].startswith("print(")]
     assert b["user"]["line"].startswith("print('in block')")
+
+
+def test_a_number_kept_static_is_fixed_by_passing_a_tensor(tmp_path):
+    # automatic dynamic off (as some training scripts set it): the int stays guarded by value
+    static = {"automatic_dynamic_shapes": False}
+    data, text = answer(record("int_argument", config=static))
+    [cause] = data["causes"]
+    assert cause["mechanism"] == "number" and cause["made_dynamic"] is None
+    assert len(cause["recompiles"]) == 3 and "pass it as a tensor" in cause["advice"][0]
+    fixed = record("int_argument", replace=("compiled(torch.randn(4), n)",
+                                            "compiled(torch.randn(4), torch.tensor(n))"),
+                   config=static, tmp_path=tmp_path)
+    assert explanation(fixed)["summary"]["recompiles"] == 0
