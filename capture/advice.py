@@ -74,6 +74,8 @@ def mechanism(kind: str, source: str | None, what: str, values: list[str]) -> st
         return None
     if kind == "TENSOR_MATCH" and what in ("dtype", "device", "requires_grad"):
         return what
+    if kind == "TENSOR_MATCH" and what == "type":
+        return "tensor_type"
     if kind == "TENSOR_MATCH" and what == "dispatch keys" and len(values) == 2 \
             and ("Autograd" in values[0]) != ("Autograd" in values[1]):
         return "dispatch_keys"   # an inference tensor (no Autograd key) and a normal one
@@ -105,7 +107,8 @@ def changed_dims(before: str | None, after: str | None) -> list[int]:
 
 
 # Whether a mechanism's recompiles stop by themselves (one entry per value, few values).
-BOUNDED = {"grad_mode", "training", "dtype", "device", "requires_grad", "dispatch_keys"}
+BOUNDED = {"grad_mode", "training", "dtype", "device", "requires_grad", "dispatch_keys",
+           "tensor_type"}
 
 
 def reachable(cause: dict[str, Any]) -> bool:
@@ -150,6 +153,10 @@ def guard_advice(cause: dict[str, Any]) -> str | None:
         return (f"{name} is a Python float, guarded by its value, and the scheduler changes "
                 f"it: give the optimizer a tensor learning rate (lr=torch.tensor(0.1)), "
                 f"which the scheduler updates in place")
+    if kind == "tensor_type":
+        return (f"each Python type of {name} ({', '.join(dict.fromkeys(values))}) gets a cache "
+                f"entry of its own; expected, or pass one type on every call (a Parameter's "
+                f".detach() is a plain Tensor)")
     if kind == "dispatch_keys":
         return (f"a tensor made under torch.inference_mode has other dispatch keys than one "
                 f"made outside it: each kind of {name} gets a cache entry of its own (two at "

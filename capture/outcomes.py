@@ -129,9 +129,11 @@ class Frame:
                         "runs eagerly on every call" + (f" (because: {why})" if why else ""))
         elif n > 1:
             text = f"{counted}, " + self._mix()
+        elif outcome == "graph_break" and self.graphs > 1:
+            text = f"compiled in {self.graphs} graphs, split by a graph break"
         elif outcome == "graph_break":
-            text = (f"compiled in {self.graphs} graph{'s' if self.graphs != 1 else ''}, split by "
-                    "a graph break")
+            text = ("compiled up to a graph break, in 1 graph; no graph was compiled for the "
+                    "code after it")
         elif outcome == "unfinished":
             text = "the compile did not finish while recording"
         else:

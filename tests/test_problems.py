@@ -392,3 +392,15 @@ def test_a_number_kept_static_is_fixed_by_passing_a_tensor(tmp_path):
                                             "compiled(torch.randn(4), torch.tensor(n))"),
                    config=static, tmp_path=tmp_path)
     assert explanation(fixed)["summary"]["recompiles"] == 0
+
+
+def test_a_parameter_then_a_tensor_is_one_bounded_recompile_on_the_type(tmp_path):
+    data, text = answer(record("parameter_input"))
+    [cause] = data["causes"]
+    assert cause["mechanism"] == "tensor_type" and cause["expected"]
+    assert cause["values"] == ["Parameter", "Tensor"]
+    assert cause["installed"]["line"].startswith("return x.sin() + 1.0")
+    fixed = record("parameter_input", replace=("compiled(torch.nn.Parameter(torch.ones(2, 2)))",
+                                               "compiled(torch.nn.Parameter(torch.ones(2, 2)).detach())"),
+                   tmp_path=tmp_path)
+    assert explanation(fixed)["summary"]["recompiles"] == 0
