@@ -321,7 +321,29 @@ def _listen_to_trace(listener: Listener) -> Undo:
     collector = getattr(listener, "stages", None)
     if collector is None:
         return lambda: None
-    return _add_handler(internals.trace_logger(), _trace_handler, "collector", collector)
+    undos = [_add_handler(internals.trace_logger(), _trace_handler, "collector", collector),
+             _bypass_caches(collector)]
+    return lambda: _run_all(undos)
+
+
+def _bypass_caches(collector: Any) -> Undo:
+    """Turn off, while recording, the caches that would serve a stage as text with no graph
+    behind it (nothing could link back); the collector notes which (`bypassed`). The
+    undo turns them on again."""
+    changed = []
+    for config, name, what in internals.compile_caches():
+        if getattr(config, name):
+            setattr(config, name, False)
+            changed.append((config, name))
+            collector.bypassed.append(what)
+
+    def undo() -> None:
+        while changed:
+            config, name = changed[-1]
+            setattr(config, name, True)
+            changed.pop()
+
+    return undo
 
 
 # -- DataLoader worker processes ----------------------------------------------------

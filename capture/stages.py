@@ -19,13 +19,21 @@ Provenance, node by node (each unit says `via` which rule linked it):
 - `origins`: a kernel computes post-grad nodes (its IR nodes' `origins`): the union of
   their links.
 
-Nothing is guessed: a unit no rule links is marked `invented`. A stage Inductor or
-AOTAutograd served from its cache is re-logged as text with no graph behind it: it is
-kept with `from_cache=True` and no units.
+Nothing is guessed: a unit no rule links is marked `invented`.
 
-NOTE (fidelity): recording the stages changes no configuration. The handler's one
-effect is that torch now builds every structured-trace payload while recording (it
-builds none without a handler): the cost `bench/stages.py` measures.
+NOTE (the caches): a stage Inductor's FX graph cache or AOTAutograd's cache serves is
+re-logged as text with no graph behind it, so nothing could link back; both caches are on
+by default, so on any second run every Inductor stage came back that way. Its text does
+not carry the links either (only an extern kernel's call is headed by its source nodes).
+So while recording after Dynamo those caches are turned off (`capture.hooks`, undone when
+the recording ends; a note in the recording says so), and each stage is built: the code
+is what the cache would have served (tests/test_stages.py compares the two), and nothing
+is written to the cache. A stage still served as text (a cache turned off some other way
+is not turned on) is kept with `from_cache=True` and no units.
+
+NOTE (fidelity): apart from the caches, recording the stages changes no configuration.
+The handler's other effect is that torch now builds every structured-trace payload while
+recording (it builds none without a handler): the cost `bench/stages.py` measures.
 """
 
 from __future__ import annotations
@@ -59,6 +67,12 @@ _TITLES = {
     ("inductor_post_grad", "backward"): "AFTER POST GRAD (backward)",
     ("inductor_post_grad", "inference"): "AFTER POST GRAD (inference)",
 }
+
+
+# The note a recording after Dynamo carries when it compiled past a cache.
+BYPASSED = ("after Dynamo: {} turned off while recording, so every stage was built and "
+            "linked to Dynamo's nodes (its code is the code the cache holds; nothing was "
+            "written to the cache)")
 
 
 class _Links:
@@ -127,6 +141,9 @@ class StageCollector:
         self.recording = recording
         self.thread = threading.get_ident()
         self._links: dict[int, _Links] = {}  # id(compile) -> links
+        # the caches turned off while recording (by capture.hooks), said once in a note
+        self.bypassed: list[str] = []
+        self._noted = False
 
     def on_trace(self, record: Any) -> None:
         if threading.get_ident() != self.thread:
@@ -161,6 +178,10 @@ class StageCollector:
             if live is not None:
                 links.dynamo_graph(live)
             return
+        if self.bypassed and not self._noted:
+            self._noted = True
+            self.recording.events.append(Event(EventKind.NOTE, c.compile_id, BYPASSED.format(
+                " and ".join(self.bypassed))))
         code = listing((internals.artifact_payload(record) or "").rstrip("\n")) or ""
         stage = self._stage(name, code, live, links, c)
         c.stages = (*c.stages, stage)

@@ -5,7 +5,8 @@ Inductor in this interpreter and prints, as JSON, what Dynamo and Inductor produ
 the graphs handed to the backend, the guard trees, the rewritten bytecode, Inductor's
 output code (`GraphLowering.save_output_code`, which involves no logging), the results
 and gradients. MODE is `plain` (no recording), `off` (`record()`) or `on`
-(`record(after_dynamo=True)`, which also prints the stages it recorded).
+(`record(after_dynamo=True)`, which also prints the stages it recorded and its notes), or
+`served`: `on` with Inductor's and AOTAutograd's caches left on, to see what they serve.
 """
 
 from __future__ import annotations
@@ -97,7 +98,11 @@ def run(mode: str, name: str) -> dict:
         else:
             import capture
 
-            with capture.record(after_dynamo=mode == "on") as recording:
+            if mode == "served":   # the caches are not turned off: stages come as they serve
+                from capture import internals
+
+                internals.compile_caches = lambda: []
+            with capture.record(after_dynamo=mode in ("on", "served")) as recording:
                 out, grads = _call(compiled, x, name)
     finally:
         handle.remove()
@@ -113,6 +118,7 @@ def run(mode: str, name: str) -> dict:
     }
     if recording is not None:
         result["stages"] = [[s.to_dict() for s in c.stages] for c in recording.compiles]
+        result["notes"] = [e.message for e in recording.events if e.kind == "note"]
     return result
 
 

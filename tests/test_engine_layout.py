@@ -296,6 +296,7 @@ def private_keys() -> set[str]:
 # each with what it reads (a name from a literal list is checked as if written out).
 COMPUTED_READS = {
     ("codec", "getattr(c, f.name)"): "a Compile's own dataclass fields",
+    ("compare", "getattr(s, n)"): "a Step's fields, named as STEP_FIELDS names them",
     ("codec", "getattr(r, name)"): "a Recording's own dataclass fields",
     ("steps", "getattr(self, f.step_attr)"): "a Step's own fields, as declared",
     ("steps", "getattr(step, f.step_attr)"): "a Step's own fields, as declared",

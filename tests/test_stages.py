@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import capture
-from capture import hooks
+from capture import hooks, internals
 from capture.stages import became, steps_of
 from stages_programs import gelu_block, inputs, mlp, pointwise_chain, W1, W2
 
@@ -247,24 +247,71 @@ def test_recording_the_stages_changes_nothing_dynamo_or_inductor_make(tmp_path):
     assert [normalise(code) for code in recorded] == [c.rstrip("\n") for c in plain["output_code"]]
 
 
-def test_a_warm_cache_still_yields_every_stage_and_says_so(tmp_path):
-    cold = _fresh("on", "mlp", tmp_path)
-    warm = _fresh("on", "mlp", tmp_path)  # the same cache dir: AOTAutograd's cache hits
-    assert warm["output_code"] == cold["output_code"] and warm["grads"] == cold["grads"]
-    cold_stages, warm_stages = cold["stages"][0], warm["stages"][0]
-    assert not any(s["from_cache"] for s in cold_stages)
-    assert {s["name"] for s in warm_stages} == {s["name"] for s in cold_stages} == STAGE_NAMES
-    assert any(s["from_cache"] for s in warm_stages)
-    for s in warm_stages:
-        assert s["code"]
-        if s["from_cache"]:
-            assert s["units"] == []  # nothing was built, so nothing is linked
-        else:
-            assert all(u["dynamo_nodes"] or u["invented"] for u in s["units"])
-    same = {(s["name"], s["graph"]): s["code"] for s in cold_stages}
-    for s in warm_stages:
-        if s["name"] != "inductor_output_code":  # a cached graph is the one stored
-            assert s["code"] == same[(s["name"], s["graph"])], s["name"]
+def _same_code(a: str, b: str) -> bool:
+    """Two stages' code alike but for what names where and when it was compiled: the
+    `# File:` comments (a cached graph names the program that filled the cache) and the
+    compile's AOT id (numbered per process)."""
+    def kept(code: str) -> list[str]:
+        return [line for line in code.splitlines()
+                if not line.strip().startswith("# File:") and not line.startswith("# AOT ID:")]
+    return kept(a) == kept(b)
+
+
+def _assert_every_stage_built_and_linked(stages):
+    assert {s["name"] for s in stages} == STAGE_NAMES
+    for s in stages:
+        assert not s["from_cache"] and s["code"], s["name"]
+        assert s["units"] and all(u["dynamo_nodes"] or u["invented"] for u in s["units"])
+        assert any(u["dynamo_nodes"] for u in s["units"]), s["name"]
+
+
+def test_a_warm_cache_is_compiled_past_in_a_second_process(tmp_path):
+    """A second and third process over the cache a plain run filled: left on, the caches
+    serve the Inductor stages as text that links nowhere; recording after Dynamo compiles
+    past them, links every stage, says so, and gets the code the cache holds."""
+    plain = _fresh("plain", "mlp", tmp_path)    # fills Inductor's and AOTAutograd's caches
+    served = _fresh("served", "mlp", tmp_path)
+    built = _fresh("on", "mlp", tmp_path)
+    served_stages, built_stages = served["stages"][0], built["stages"][0]
+    assert any(s["from_cache"] and not s["units"] for s in served_stages), "the cache was cold"
+    assert served["notes"] == []
+    _assert_every_stage_built_and_linked(built_stages)
+    assert len(built["notes"]) == 1 and "Inductor's FX graph cache" in built["notes"][0]
+    for key in ("graphs", "guards", "bytecode", "output_code", "result", "grads"):
+        assert built[key] == plain[key], key
+    assert [(s["name"], s["graph"]) for s in built_stages] == \
+        [(s["name"], s["graph"]) for s in served_stages]
+    for b, s in zip(built_stages, served_stages):
+        assert _same_code(b["code"], s["code"]), (b["name"], b["graph"])
+
+
+def test_a_warm_cache_is_compiled_past_in_the_same_process(tmp_path, monkeypatch):
+    """A plain compile of the same function, then a recording of it: every stage is built
+    and linked, and the caches are on again afterwards."""
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
+    x = inputs("mlp")
+    torch._dynamo.reset()
+    compiled = torch.compile(mlp, backend="inductor")
+    compiled(x).backward()                       # fills the caches, forward and backward
+    torch._dynamo.reset()
+    with monkeypatch.context() as caches_on:      # what the caches serve, left on
+        caches_on.setattr(internals, "compile_caches", lambda: [])
+        served = _record(mlp, x, "inductor")
+    assert any(s.from_cache and not s.units for s in served.compiles[0].stages), "cache was cold"
+    torch._dynamo.reset()
+    rec = _record(mlp, x, "inductor")
+    torch._dynamo.reset()
+    c = rec.compiles[0]
+    assert [(s.name, s.graph) for s in c.stages] == \
+        [(s.name, s.graph) for s in served.compiles[0].stages]
+    for b, s in zip(c.stages, served.compiles[0].stages):
+        assert _same_code(b.code, s.code), (b.name, b.graph)
+    _assert_every_stage_built_and_linked([s.to_dict() for s in c.stages])
+    for s in c.stages:
+        _assert_linked(c, s)
+    assert [e.kind for e in rec.events].count("note") == 1
+    assert torch._inductor.config.fx_graph_cache and torch._functorch.config.enable_autograd_cache
+    assert hooks.installed() == []
 
 
 def test_trace_logger_is_left_exactly_as_found_by_a_recording_that_compiles():
