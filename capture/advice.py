@@ -207,7 +207,8 @@ def break_advice(gb_id: str | None, explanation: str | None, hints: list[str],
     if gb_id == "GB0036":
         return ("the output's size depends on the data: set "
                 "torch._dynamo.config.capture_dynamic_output_shape_ops = True, or keep the "
-                "shape fixed (torch.where instead of boolean indexing)")
+                "shape fixed: a mask combined with | or *, or torch.where(cond, a, b) with "
+                "three arguments, instead of boolean indexing or one-argument torch.where")
     if gb_id == "GB0170":
         return ("a branch on a tensor's value: make it branchless (torch.where(cond, a, b) "
                 "computes both sides and picks), or use torch.cond")
@@ -234,6 +235,13 @@ def useful_hint(hints: list[str], in_user_code: bool) -> str | None:
     return next((h for h in hints if not any(d in h for d in _DEVELOPER)), None)
 
 
+def from_break_advice(cause: dict[str, Any]) -> str:
+    """A recompile of a resume function on a value the graph break left on the stack."""
+    return ("this value is what the code before the graph break computed and handed on; "
+            "no name of yours holds it: remove the break (see its fix) and these recompiles "
+            "go with it")
+
+
 def error_advice(error: str | None) -> str | None:
     """The fix for a compile that failed, by its error."""
     if error and error.startswith("ConstraintViolationError"):
@@ -247,5 +255,5 @@ def error_advice(error: str | None) -> str | None:
     return None
 
 
-__all__ = ["BOUNDED", "error_advice", "break_advice", "changed_dims", "guard_advice", "mechanism",
+__all__ = ["BOUNDED", "error_advice", "from_break_advice", "break_advice", "changed_dims", "guard_advice", "mechanism",
            "python_name", "sizes"]

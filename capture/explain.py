@@ -51,6 +51,7 @@ SCHEMA: dict[str, str] = {
               "recompiles (compile ids), installed and user (file, lineno, line), "
               "dims (the dimensions that changed), made_dynamic (the compile where automatic "
               "dynamic made it a symbol, or null), own_frame (an argument of the user's own "
+              "function), from_break (a value carried across a graph break into a resume "
               "function), expected (bounded by nature), statement, advice",
     "recompiles": "one per recompile: compile_id, function, replaces, failed_guards (every "
                   "guard that failed, each with its user line), dynamo_reasons",
@@ -224,7 +225,8 @@ def _causes(recording: Recording, user_code: tuple[str, ...]) -> list[dict[str, 
             continue
         primary = [fg for fg in c.failed_guards if fg.compile_id == c.replaces] or list(c.failed_guards)
         for fg in primary:
-            if advice.python_name(fg.source).startswith("___"):
+            name = advice.python_name(fg.source)
+            if name.startswith("___") and not name.startswith("___stack"):
                 continue  # Dynamo's own bookkeeping
             key = (c.generation, c.frame_id, fg.kind, fg.source, fg.what)
             cause = out.get(key)
@@ -261,7 +263,11 @@ def _causes(recording: Recording, user_code: tuple[str, ...]) -> list[dict[str, 
         cause["mechanism"] = advice.mechanism(cause["kind"], cause["source"], cause["what"],
                                               cause["values"])
         cause["expected"] = cause["mechanism"] in advice.BOUNDED
-        fix = advice.guard_advice(cause)
+        # a value Dynamo carried across a graph break (the stack at the break): the
+        # resume function's input, not a name the user wrote
+        cause["from_break"] = cause["name"].startswith("___stack")
+        fix = (advice.from_break_advice(cause) if cause["from_break"] else
+               advice.guard_advice(cause))
         cause["advice"] = [fix] if fix else []
         cause["statement"] = _cause_statement(cause)
     # several guards failing on the same recompiles, installed by one line that updates a
@@ -337,6 +343,8 @@ def _cause_statement(cause: dict[str, Any]) -> str:
     name, what, n = cause["name"], cause["what"], len(cause["recompiles"])
     values = elide(cause["values"])
     times = "once" if n == 1 else f"{n} times"
+    if cause.get("from_break") or name.startswith("___stack"):
+        name = f"a value carried across the graph break ({cause['source']})"
     subject = f"{name} {what}" if what and what not in ("value", "check") else name
     if cause["kind"] == "GLOBAL_STATE":
         subject = "global state (grad mode)" if cause["mechanism"] == "grad_mode" else "global state"

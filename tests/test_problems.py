@@ -404,3 +404,22 @@ def test_a_parameter_then_a_tensor_is_one_bounded_recompile_on_the_type(tmp_path
                                                "compiled(torch.nn.Parameter(torch.ones(2, 2)).detach())"),
                    tmp_path=tmp_path)
     assert explanation(fixed)["summary"]["recompiles"] == 0
+
+
+def test_recompiles_on_a_value_carried_across_a_break_point_back_to_the_break(tmp_path):
+    data, text = answer(record("mask_rows"))
+    [b] = data["graph_breaks"]
+    assert b["gb_id"] == "GB0036" and b["line"].startswith("attn_mask[torch.where(")
+    [cause] = data["causes"]
+    assert cause["from_break"] and cause["function"] == "forward (after its graph break)"
+    assert "remove the break" in cause["advice"][0]
+    assert "mark_unbacked" not in text and "mark_dynamic" not in text  # nothing of theirs to mark
+    # both fixes of the break take the recompiles with it
+    for fixed in (
+            record("mask_rows", config={"capture_dynamic_output_shape_ops": True}),
+            record("mask_rows", replace=(
+                "    attn_mask[torch.where(attn_mask.sum(-1) == 0)] = True  # user line",
+                "    attn_mask = attn_mask | (attn_mask.sum(-1, keepdim=True) == 0)"),
+                tmp_path=tmp_path)):
+        d = explanation(fixed)
+        assert not d["graph_breaks"] and d["summary"]["recompiles"] == 0
