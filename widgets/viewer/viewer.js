@@ -636,35 +636,6 @@ export function breakHelp(rec, k) {
   };
 }
 
-/** The break's help as page content (the caption's details at the break step). */
-export function breakDetails(rec, k) {
-  const b = breakHelp(rec, k);
-  if (!b) return null;
-  const out = [h("div", { class: "dl-gb-head" },
-    b.id ? h("span", { class: "dl-gb-id", title: "the id of this break in torch's graph-break registry" }, b.id) : null,
-    b.id ? " · " : "", h("b", null, b.type))];
-  // The banner above says the message's own explanation; said here only when it had none.
-  if (b.explanation && !rec.compiles[k].graph_break.explanation) {
-    out.push(h("div", { class: "dl-gb-explanation" }, h("b", null, "Explanation: "), b.explanation));
-  }
-  if (b.hints.length) {
-    out.push(h("div", { class: "dl-gb-hints-title" }, h("b", null, "Hints:")),
-      h("ul", { class: "dl-gb-hints" }, b.hints.map((x) => h("li", null, x))));
-  }
-  if (b.general || b.context) {
-    out.push(h("details", { class: "dl-gb-registry" }, h("summary", null, `The registry's entry for ${b.id || "this break"}, as torch ships it`),
-      b.general ? h("div", null, h("b", null, "Explanation: "), b.general) : null,
-      b.context ? h("div", null, h("b", null, "Context: "), b.context) : null));
-  }
-  if (b.link) out.push(h("div", { class: "dl-dim" }, "More on this break: ", h("span", { class: "dl-gb-link" }, b.link)));
-  if (b.also.length) {
-    out.push(h("div", { class: "dl-dim dl-gb-also" }, `The same break (one explanation for all) also stopped ${plural(b.also.length, "other compile")}: `,
-      b.also.map((id, j) => [j ? ", " : "", `[${id}]`])));
-  }
-  // Focusable: in a caption of fixed height the keyboard can reach it and scroll it into view.
-  return h("div", { class: "dl-gb", role: "note", tabindex: 0, "aria-label": `Dynamo on this graph break${b.id ? `, ${b.id}` : ""}` }, out);
-}
-
 // -- the tooltip ------------------------------------------------------------------------
 
 /** One tooltip for a viewer's root: shows the help of the word under the pointer or with
@@ -2406,6 +2377,72 @@ function asked(q, answer) {
   ];
 }
 
+// ---- js/break-card.js ------------------------------------------------------------------------
+
+// The break card: what the viewer says at a graph break, as one block to read. Dynamo's
+// message runs its explanation and hints together ("… Explanation: … Hint: … Hint: …");
+// the card takes them apart: the reason with its GB id and link, the user's line, the
+// explanation, each hint on its own line, and what Dynamo does next (restarts the frame,
+// or compiles what it has and resumes after the line). Pure functions of the recording
+// (no DOM): node imports this file and tests it; panes/caption.js paints the card.
+
+/** A link the card may open: an https address, else null (the recording's text is data). */
+export function safeLink(link) {
+  return typeof link === "string" && /^https:\/\/[^\s"'<>]+$/.test(link) ? link : null;
+}
+
+/** What Dynamo does after compile k's break: {kind: "restart"} (this attempt is dropped and
+ * the frame traced again, stopping before the break), {kind: "resume", functions} (the graph
+ * so far is compiled, the instruction runs in Python, a resume function goes on), or
+ * {kind: "stop"} (neither is recorded). */
+export function afterBreak(c) {
+  if (c.outcome === "restarted") return { kind: "restart" };
+  if (c.resume_functions && c.resume_functions.length) {
+    return { kind: "resume", functions: c.resume_functions.map((r) => r.code_name) };
+  }
+  return { kind: "stop" };
+}
+
+/** The card for compile k's graph break, or null when it has none: {lineno, line, reason,
+ * id, type, link, explanation, hints, general, context, also, after}. */
+export function breakCard(rec, k) {
+  const c = rec.compiles[k];
+  const gb = c && c.graph_break;
+  if (!gb) return null;
+  const help = breakHelp(rec, k);
+  return {
+    lineno: gb.lineno ?? null,
+    line: gb.line ? String(gb.line).trim() : null,
+    reason: gb.reason || help.type,
+    id: help.id,
+    type: help.type,
+    link: safeLink(help.link),
+    explanation: help.explanation,
+    hints: help.hints,
+    // the registry's general form, where it says more than the message's own explanation
+    general: help.general,
+    context: help.context,
+    also: help.also,
+    after: afterBreak(c),
+  };
+}
+
+/** Whether compile k was restarted by its own graph break (then its restart reason is
+ * Dynamo's message about that break, said once, by the card). */
+export function restartedByBreak(c) {
+  const gb = c && c.graph_break;
+  if (!c || !c.restart_reason || !gb) return false;
+  const first = String(c.restart_reason).split("\n")[0].trim();
+  return first === String(gb.reason).trim() || String(gb.message || "").includes(first);
+}
+
+/** The restart reason in lines (Dynamo writes it as lines: reason, Explanation:, Hint:…),
+ * blank lines and the developer context dropped, for a restart that is not a break's. */
+export function restartLines(text) {
+  return String(text || "").split("\n").map((x) => x.trim())
+    .filter((x) => x && !x.startsWith("Developer debug context"));
+}
+
 // ---- js/panes/summary.js ---------------------------------------------------------------------
 
 // What stays while stepping: the recording's header (how much it holds, what ended it)
@@ -2457,11 +2494,17 @@ export function compileSummary(rec) {
     const gb = c.graph_break;
     if (gb) {
       const at = breakStep(c);
+      // One line: Dynamo's explanation and hints are read whole at the break (the caption's card).
       out.push(h("div", { class: "dl-banner dl-error" }, `Graph break${gb.lineno != null ? ` at line ${gb.lineno}` : ""}`,
         gb.line ? [": ", code(gb.line)] : "", " — ", gb.reason,
-        at != null ? h("button", { class: "dl-link dl-break-link", type: "button", "data-action": "break", title: `go to step ${at}, where it broke (B)` }, "go to the break") : null));
+        restartedByBreak(c) ? ": Dynamo restarted the frame, to stop before it. " : " ",
+        at != null ? h("button", { class: "dl-link dl-break-link", type: "button", "data-action": "break", title: `go to step ${at}, where it broke (B)` }, "go to the break: why and what to do") : null));
     }
-    if (c.restart_reason) out.push(h("div", { class: "dl-banner" }, `Restarted: ${c.restart_reason}`));
+    if (c.restart_reason && !restartedByBreak(c)) {
+      const [first, ...rest] = restartLines(c.restart_reason);
+      out.push(h("div", { class: "dl-banner dl-restart" }, "Restarted: ", first || "",
+        rest.map((line) => h("div", { class: "dl-restart-line" }, line))));
+    }
     if (c.error) out.push(h("div", { class: "dl-banner dl-error" }, `${c.outcome}: ${c.error}`));
     if (c.truncated) {
       out.push(h("div", { class: "dl-banner" }, "Truncated: the step cap was reached during this compile, so its later steps are missing."));
@@ -2527,25 +2570,55 @@ export function stepSummary(c, i) {
   };
 }
 
-/** A piece of Dynamo's text ended as a sentence, so the next one does not run into it. */
-function sentence(text) {
-  const t = String(text).trimEnd();
-  return /[.!?]$/.test(t) ? t : `${t}.`;
+/** What Dynamo does next, in a sentence. */
+function afterText(after) {
+  if (after.kind === "restart") {
+    return ["Dynamo drops this attempt and traces the frame again (the next attempt), stopping before this instruction."];
+  }
+  if (after.kind === "resume") {
+    return ["Dynamo compiles the graph built so far, runs this instruction in plain Python and goes on in a resume function: ",
+      commaList(after.functions), "."];
+  }
+  return [];
 }
 
-/** What Dynamo does at the graph break, said where it happens, with Dynamo's own
- * explanation and hints for it (help.js). */
-function breakBanner(rec, c, k) {
-  const gb = c.graph_break;
-  const out = [h("b", null, "Graph break here:"), " ", gb.explanation ? gb.reason : sentence(gb.reason)];
-  if (gb.explanation) out.push(` — ${sentence(gb.explanation)}`);
-  if (c.outcome === "restarted") {
-    out.push(" Dynamo abandons this attempt and traces the frame again (the next attempt), this time stopping before this instruction.");
-  } else if (c.resume_functions.length) {
-    out.push(" Dynamo compiles the graph built so far, runs this instruction in plain Python and continues in a resume function: ",
-      commaList(c.resume_functions.map((r) => r.code_name)), ".");
+/** The break card (break-card.js `breakCard`) as one block: the reason with its GB id, the
+ * user's line, Dynamo's explanation, each hint on its own line, what Dynamo does next, the
+ * link and the other compiles that met the same break. Focusable, so the keyboard reaches it. */
+export function breakCardElement(card) {
+  const head = h("div", { class: "dl-card-head dl-gb-head" }, h("b", null, "Graph break here: "),
+    card.id ? [h("span", { class: "dl-gb-id", title: "the id of this break in torch's graph-break registry" }, card.id), " "] : null,
+    h("b", { class: "dl-card-reason" }, card.reason),
+    card.lineno != null || card.line ? h("span", { class: "dl-card-line" }, " · ", card.lineno != null ? `line ${card.lineno}` : "",
+      card.line ? [": ", code(card.line)] : "") : null);
+  const out = [head];
+  if (card.explanation) out.push(h("div", { class: "dl-gb-explanation" }, card.explanation));
+  if (card.hints.length) {
+    out.push(h("div", { class: "dl-card-hints" }, h("span", { class: "dl-gb-hints-title" }, "Dynamo's hints"),
+      h("ul", { class: "dl-gb-hints" }, card.hints.map((x) => h("li", null, x)))));
   }
-  return h("div", { class: "dl-banner dl-error" }, out, rec ? breakDetails(rec, k) : null);
+  const then = afterText(card.after);
+  if (then.length) out.push(h("div", { class: "dl-card-then" }, then));
+  const more = [];
+  if (card.link) {
+    more.push("More on ", card.id || "this break", ": ",
+      h("a", { class: "dl-gb-link", href: card.link, target: "_blank", rel: "noopener noreferrer" }, card.link));
+  }
+  if (card.also.length) {
+    more.push(more.length ? " · " : "", h("span", { class: "dl-gb-also" },
+      `the same break also stopped ${plural(card.also.length, "other compile")}: `,
+      card.also.map((id, j) => [j ? ", " : "", `[${id}]`])));
+  }
+  if (more.length) out.push(h("div", { class: "dl-card-more dl-dim" }, more));
+  if (card.general || card.context) {
+    out.push(h("details", { class: "dl-gb-registry" }, h("summary", null, `The registry's entry for ${card.id || "this break"}, as torch ships it`),
+      card.general ? h("div", null, h("b", null, "Explanation: "), card.general) : null,
+      card.context ? h("div", null, h("b", null, "Context: "), card.context) : null));
+  }
+  return h("div", {
+    class: "dl-card dl-gb", role: "note", tabindex: 0,
+    "aria-label": `Dynamo on this graph break${card.id ? `, ${card.id}` : ""}`,
+  }, out);
 }
 
 /** The caption. view: {c, i, note (what a jump said, or null), returnable}. */
@@ -2571,7 +2644,8 @@ export function captionPane() {
         d.inlinedFrom != null ? ` (inlined from ${d.inlinedFrom})` : "", " · ",
         h("code", { "data-help-op": c.steps[i].opname, tabindex: 0 }, d.instruction),
         did.length ? [" → ", did.map((x, j) => [j ? "; " : "", x])] : ""));
-      if (d.breaks) out.push(breakBanner(rec, c, k));
+      const card = d.breaks && rec ? breakCard(rec, k) : null;
+      if (card) out.push(breakCardElement(card));
       if (d.capped) {
         out.push(h("div", { class: "dl-banner" }, "The step cap was reached here: Dynamo went on, but its later steps were not stored."));
       }
@@ -2581,6 +2655,8 @@ export function captionPane() {
         returnable ? h("span", { class: "dl-dim" }, " · return (Backspace) goes back") : ""));
     }
     el.replaceChildren(...out);
+    // The card is read whole: the caption grows to hold it and the panes give it room.
+    el.classList.toggle("dl-carded", out.some((x) => x.classList && x.classList.contains("dl-card")));
   }
 
   return { el, selectCompile() {}, paint };

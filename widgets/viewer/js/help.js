@@ -114,35 +114,6 @@ export function breakHelp(rec, k) {
   };
 }
 
-/** The break's help as page content (the caption's details at the break step). */
-export function breakDetails(rec, k) {
-  const b = breakHelp(rec, k);
-  if (!b) return null;
-  const out = [h("div", { class: "dl-gb-head" },
-    b.id ? h("span", { class: "dl-gb-id", title: "the id of this break in torch's graph-break registry" }, b.id) : null,
-    b.id ? " · " : "", h("b", null, b.type))];
-  // The banner above says the message's own explanation; said here only when it had none.
-  if (b.explanation && !rec.compiles[k].graph_break.explanation) {
-    out.push(h("div", { class: "dl-gb-explanation" }, h("b", null, "Explanation: "), b.explanation));
-  }
-  if (b.hints.length) {
-    out.push(h("div", { class: "dl-gb-hints-title" }, h("b", null, "Hints:")),
-      h("ul", { class: "dl-gb-hints" }, b.hints.map((x) => h("li", null, x))));
-  }
-  if (b.general || b.context) {
-    out.push(h("details", { class: "dl-gb-registry" }, h("summary", null, `The registry's entry for ${b.id || "this break"}, as torch ships it`),
-      b.general ? h("div", null, h("b", null, "Explanation: "), b.general) : null,
-      b.context ? h("div", null, h("b", null, "Context: "), b.context) : null));
-  }
-  if (b.link) out.push(h("div", { class: "dl-dim" }, "More on this break: ", h("span", { class: "dl-gb-link" }, b.link)));
-  if (b.also.length) {
-    out.push(h("div", { class: "dl-dim dl-gb-also" }, `The same break (one explanation for all) also stopped ${plural(b.also.length, "other compile")}: `,
-      b.also.map((id, j) => [j ? ", " : "", `[${id}]`])));
-  }
-  // Focusable: in a caption of fixed height the keyboard can reach it and scroll it into view.
-  return h("div", { class: "dl-gb", role: "note", tabindex: 0, "aria-label": `Dynamo on this graph break${b.id ? `, ${b.id}` : ""}` }, out);
-}
-
 // -- the tooltip ------------------------------------------------------------------------
 
 /** One tooltip for a viewer's root: shows the help of the word under the pointer or with

@@ -4,7 +4,7 @@
 
 import { instructionOf, lastStep, memo, stepLabel } from "../recording.js";
 import { code, commaList, h, plural } from "../dom.js";
-import { breakDetails } from "../help.js";
+import { breakCard } from "../break-card.js";
 import { lineBefore } from "../navigation.js";
 
 /** For each step, the step of its caller that was last run before it (where an inlined
@@ -56,25 +56,55 @@ export function stepSummary(c, i) {
   };
 }
 
-/** A piece of Dynamo's text ended as a sentence, so the next one does not run into it. */
-function sentence(text) {
-  const t = String(text).trimEnd();
-  return /[.!?]$/.test(t) ? t : `${t}.`;
+/** What Dynamo does next, in a sentence. */
+function afterText(after) {
+  if (after.kind === "restart") {
+    return ["Dynamo drops this attempt and traces the frame again (the next attempt), stopping before this instruction."];
+  }
+  if (after.kind === "resume") {
+    return ["Dynamo compiles the graph built so far, runs this instruction in plain Python and goes on in a resume function: ",
+      commaList(after.functions), "."];
+  }
+  return [];
 }
 
-/** What Dynamo does at the graph break, said where it happens, with Dynamo's own
- * explanation and hints for it (help.js). */
-function breakBanner(rec, c, k) {
-  const gb = c.graph_break;
-  const out = [h("b", null, "Graph break here:"), " ", gb.explanation ? gb.reason : sentence(gb.reason)];
-  if (gb.explanation) out.push(` — ${sentence(gb.explanation)}`);
-  if (c.outcome === "restarted") {
-    out.push(" Dynamo abandons this attempt and traces the frame again (the next attempt), this time stopping before this instruction.");
-  } else if (c.resume_functions.length) {
-    out.push(" Dynamo compiles the graph built so far, runs this instruction in plain Python and continues in a resume function: ",
-      commaList(c.resume_functions.map((r) => r.code_name)), ".");
+/** The break card (break-card.js `breakCard`) as one block: the reason with its GB id, the
+ * user's line, Dynamo's explanation, each hint on its own line, what Dynamo does next, the
+ * link and the other compiles that met the same break. Focusable, so the keyboard reaches it. */
+export function breakCardElement(card) {
+  const head = h("div", { class: "dl-card-head dl-gb-head" }, h("b", null, "Graph break here: "),
+    card.id ? [h("span", { class: "dl-gb-id", title: "the id of this break in torch's graph-break registry" }, card.id), " "] : null,
+    h("b", { class: "dl-card-reason" }, card.reason),
+    card.lineno != null || card.line ? h("span", { class: "dl-card-line" }, " · ", card.lineno != null ? `line ${card.lineno}` : "",
+      card.line ? [": ", code(card.line)] : "") : null);
+  const out = [head];
+  if (card.explanation) out.push(h("div", { class: "dl-gb-explanation" }, card.explanation));
+  if (card.hints.length) {
+    out.push(h("div", { class: "dl-card-hints" }, h("span", { class: "dl-gb-hints-title" }, "Dynamo's hints"),
+      h("ul", { class: "dl-gb-hints" }, card.hints.map((x) => h("li", null, x)))));
   }
-  return h("div", { class: "dl-banner dl-error" }, out, rec ? breakDetails(rec, k) : null);
+  const then = afterText(card.after);
+  if (then.length) out.push(h("div", { class: "dl-card-then" }, then));
+  const more = [];
+  if (card.link) {
+    more.push("More on ", card.id || "this break", ": ",
+      h("a", { class: "dl-gb-link", href: card.link, target: "_blank", rel: "noopener noreferrer" }, card.link));
+  }
+  if (card.also.length) {
+    more.push(more.length ? " · " : "", h("span", { class: "dl-gb-also" },
+      `the same break also stopped ${plural(card.also.length, "other compile")}: `,
+      card.also.map((id, j) => [j ? ", " : "", `[${id}]`])));
+  }
+  if (more.length) out.push(h("div", { class: "dl-card-more dl-dim" }, more));
+  if (card.general || card.context) {
+    out.push(h("details", { class: "dl-gb-registry" }, h("summary", null, `The registry's entry for ${card.id || "this break"}, as torch ships it`),
+      card.general ? h("div", null, h("b", null, "Explanation: "), card.general) : null,
+      card.context ? h("div", null, h("b", null, "Context: "), card.context) : null));
+  }
+  return h("div", {
+    class: "dl-card dl-gb", role: "note", tabindex: 0,
+    "aria-label": `Dynamo on this graph break${card.id ? `, ${card.id}` : ""}`,
+  }, out);
 }
 
 /** The caption. view: {c, i, note (what a jump said, or null), returnable}. */
@@ -100,7 +130,8 @@ export function captionPane() {
         d.inlinedFrom != null ? ` (inlined from ${d.inlinedFrom})` : "", " · ",
         h("code", { "data-help-op": c.steps[i].opname, tabindex: 0 }, d.instruction),
         did.length ? [" → ", did.map((x, j) => [j ? "; " : "", x])] : ""));
-      if (d.breaks) out.push(breakBanner(rec, c, k));
+      const card = d.breaks && rec ? breakCard(rec, k) : null;
+      if (card) out.push(breakCardElement(card));
       if (d.capped) {
         out.push(h("div", { class: "dl-banner" }, "The step cap was reached here: Dynamo went on, but its later steps were not stored."));
       }
@@ -110,6 +141,8 @@ export function captionPane() {
         returnable ? h("span", { class: "dl-dim" }, " · return (Backspace) goes back") : ""));
     }
     el.replaceChildren(...out);
+    // The card is read whole: the caption grows to hold it and the panes give it room.
+    el.classList.toggle("dl-carded", out.some((x) => x.classList && x.classList.contains("dl-card")));
   }
 
   return { el, selectCompile() {}, paint };

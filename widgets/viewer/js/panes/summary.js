@@ -5,6 +5,7 @@
 import { breakStep, compileTitle, lastStep, recompileTarget, stepCount } from "../recording.js";
 import { fileLabel } from "../navigation.js";
 import { code, h } from "../dom.js";
+import { restartLines, restartedByBreak } from "../break-card.js";
 
 /** The recording's header: compiles, steps, graph breaks, torch; what ended or capped it. */
 export function recordingHeader(rec) {
@@ -51,11 +52,17 @@ export function compileSummary(rec) {
     const gb = c.graph_break;
     if (gb) {
       const at = breakStep(c);
+      // One line: Dynamo's explanation and hints are read whole at the break (the caption's card).
       out.push(h("div", { class: "dl-banner dl-error" }, `Graph break${gb.lineno != null ? ` at line ${gb.lineno}` : ""}`,
         gb.line ? [": ", code(gb.line)] : "", " — ", gb.reason,
-        at != null ? h("button", { class: "dl-link dl-break-link", type: "button", "data-action": "break", title: `go to step ${at}, where it broke (B)` }, "go to the break") : null));
+        restartedByBreak(c) ? ": Dynamo restarted the frame, to stop before it. " : " ",
+        at != null ? h("button", { class: "dl-link dl-break-link", type: "button", "data-action": "break", title: `go to step ${at}, where it broke (B)` }, "go to the break: why and what to do") : null));
     }
-    if (c.restart_reason) out.push(h("div", { class: "dl-banner" }, `Restarted: ${c.restart_reason}`));
+    if (c.restart_reason && !restartedByBreak(c)) {
+      const [first, ...rest] = restartLines(c.restart_reason);
+      out.push(h("div", { class: "dl-banner dl-restart" }, "Restarted: ", first || "",
+        rest.map((line) => h("div", { class: "dl-restart-line" }, line))));
+    }
     if (c.error) out.push(h("div", { class: "dl-banner dl-error" }, `${c.outcome}: ${c.error}`));
     if (c.truncated) {
       out.push(h("div", { class: "dl-banner" }, "Truncated: the step cap was reached during this compile, so its later steps are missing."));

@@ -1,0 +1,132 @@
+"""The break card: at a graph break the viewer says Dynamo's message as one block to read,
+in Chromium at 1400×900 and 1000×800, light and dark.
+
+A compiled function that prints (a graph break; Dynamo's first attempt restarts) is called
+with two lengths (a recompile): its restarted recompile once showed three banners in a
+three-line box, and at the break Dynamo's explanation and hints ran together in a two-line
+one (issue 31). Now: the summary says each fact in a line, and at the break the caption holds
+the card (the reason with its GB id and link, the user's line, the explanation, each hint on
+its own line, what Dynamo does next) whole, with no scrolling inside it; the panes give it
+room and take it back at the next step.
+
+    .venv/bin/python -m pytest tests/test_viewer_break_card.py     # -m "not browser" skips it
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+import capture
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+
+
+def last_token(ids):
+    logits = (ids * 2).float()
+    print("logits", tuple(logits.shape))  # breaks
+    return logits[:, -1]
+
+
+@pytest.fixture(scope="module")
+def recording() -> capture.Recording:
+    torch._dynamo.reset()
+    compiled = torch.compile(last_token, backend="eager")
+    try:
+        with capture.record() as rec:
+            for length in (16, 24):
+                compiled(torch.ones(1, length))
+    finally:
+        torch._dynamo.reset()
+    return rec
+
+
+@pytest.fixture(scope="module")
+def restarted_recompile(recording) -> int:
+    return next(k for k, c in enumerate(recording.compiles)
+                if c.replaces is not None and c.outcome == "restarted" and c.graph_break is not None)
+
+
+@pytest.fixture(scope="module")
+def page_path(recording, restarted_recompile, tmp_path_factory) -> Path:
+    from widgets.viewer.page import write_html
+
+    return write_html(recording, tmp_path_factory.mktemp("break-card") / "card.html", compile=restarted_recompile)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from bench import lab_server
+
+    with lab_server.chromium() as chromium:
+        yield chromium
+
+
+# What the learner sees: each box's height and what it would scroll, and where the card is.
+LOOK_JS = """root => {
+  const box = (sel) => { const e = root.querySelector(sel); if (!e) return null;
+    const r = e.getBoundingClientRect();
+    return { top: r.top, bottom: r.bottom, height: r.height, client: e.clientHeight, scroll: e.scrollHeight }; };
+  return { card: box('.dl-caption-bar .dl-card'), bar: box('.dl-caption-bar'), summary: box('.dl-summary'),
+           panes: box('.dl-panes'), banners: root.querySelectorAll('.dl-summary .dl-banner').length,
+           viewport: window.innerHeight };
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("size", [(1400, 900), (1000, 800)])
+def test_the_break_card_is_read_whole_and_the_panes_take_their_room_back(
+        browser, page_path, recording, restarted_recompile, size, scheme, tmp_path):
+    c = recording.compiles[restarted_recompile]
+    gb = c.graph_break
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]}, color_scheme=scheme)
+    errors: list[str] = []
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(page_path.resolve().as_uri())
+        page.wait_for_selector(".dl-viewer[data-ready='1']", timeout=30_000)
+        root = page.locator(".dl-viewer").first
+        root.focus()
+        page.keyboard.press("b")
+        page.wait_for_selector(".dl-caption-bar .dl-card", timeout=5_000)
+        at = root.evaluate(LOOK_JS)
+        where = f"{size[0]}×{size[1]} {scheme}"
+        # the summary: a recompile and a break (which restarted the frame), a line each, unscrolled
+        assert at["banners"] == 2, where
+        summary = root.locator(".dl-summary").text_content()
+        assert "Dynamo restarted the frame" in summary and "Restarted:" not in summary
+        assert at["summary"]["scroll"] <= at["summary"]["client"] + 1, f"the summary scrolls: {where}"
+        # the card: whole, in the window, nothing to scroll inside it or the caption
+        card, bar = at["card"], at["bar"]
+        assert bar["scroll"] <= bar["client"] + 1 and card["scroll"] <= card["client"] + 1, f"the card scrolls: {where}"
+        assert card["top"] >= 0 and card["bottom"] <= at["viewport"], f"the card is out of the window: {where} {card}"
+        box = root.locator(".dl-caption-bar .dl-card")
+        head = box.locator(".dl-card-head").text_content()
+        assert gb.reason in head and gb.gb_id in head and f"line {gb.lineno}" in head
+        assert 'print("logits", tuple(logits.shape))' in head
+        assert box.locator(".dl-gb-explanation").text_content() == gb.explanation
+        assert box.locator(".dl-gb-hints li").all_text_contents() == [x.strip() for x in gb.hints]
+        said = box.locator(".dl-card-head, .dl-gb-explanation, .dl-gb-hints").all_text_contents()
+        assert len(said) == 3 and not any("Explanation:" in t or "Hint:" in t for t in said), said
+        assert box.locator("a.dl-gb-link").get_attribute("href") == gb.link
+        assert "traces the frame again" in box.locator(".dl-card-then").text_content()
+        # each hint is a line of its own: one below the other
+        tops = [b["y"] for b in (li.bounding_box() for li in box.locator(".dl-gb-hints li").all())]
+        assert tops == sorted(tops) and len(set(tops)) == len(tops)
+        page.screenshot(path=str(tmp_path / f"card-{size[0]}-{scheme}.png"))
+        # a step away: the card is gone, the caption and the panes as they were
+        page.keyboard.press("ArrowLeft")
+        page.wait_for_function("r => !r.querySelector('.dl-caption-bar .dl-card')", arg=root.element_handle(), timeout=5_000)
+        away = root.evaluate(LOOK_JS)
+        assert away["bar"]["height"] < bar["height"] and away["panes"]["height"] > at["panes"]["height"], where
+        page.keyboard.press("ArrowRight")
+        page.wait_for_selector(".dl-caption-bar .dl-card", timeout=5_000)
+        page.keyboard.press("Home")
+        page.wait_for_function("r => !r.querySelector('.dl-caption-bar .dl-card')", arg=root.element_handle(), timeout=5_000)
+        assert root.evaluate(LOOK_JS)["panes"]["height"] == away["panes"]["height"], "the panes took their room back"
+        assert errors == [], errors
+    finally:
+        context.close()

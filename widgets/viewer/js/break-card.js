@@ -1,0 +1,65 @@
+// The break card: what the viewer says at a graph break, as one block to read. Dynamo's
+// message runs its explanation and hints together ("… Explanation: … Hint: … Hint: …");
+// the card takes them apart: the reason with its GB id and link, the user's line, the
+// explanation, each hint on its own line, and what Dynamo does next (restarts the frame,
+// or compiles what it has and resumes after the line). Pure functions of the recording
+// (no DOM): node imports this file and tests it; panes/caption.js paints the card.
+
+import { breakHelp } from "./help.js";
+
+/** A link the card may open: an https address, else null (the recording's text is data). */
+export function safeLink(link) {
+  return typeof link === "string" && /^https:\/\/[^\s"'<>]+$/.test(link) ? link : null;
+}
+
+/** What Dynamo does after compile k's break: {kind: "restart"} (this attempt is dropped and
+ * the frame traced again, stopping before the break), {kind: "resume", functions} (the graph
+ * so far is compiled, the instruction runs in Python, a resume function goes on), or
+ * {kind: "stop"} (neither is recorded). */
+export function afterBreak(c) {
+  if (c.outcome === "restarted") return { kind: "restart" };
+  if (c.resume_functions && c.resume_functions.length) {
+    return { kind: "resume", functions: c.resume_functions.map((r) => r.code_name) };
+  }
+  return { kind: "stop" };
+}
+
+/** The card for compile k's graph break, or null when it has none: {lineno, line, reason,
+ * id, type, link, explanation, hints, general, context, also, after}. */
+export function breakCard(rec, k) {
+  const c = rec.compiles[k];
+  const gb = c && c.graph_break;
+  if (!gb) return null;
+  const help = breakHelp(rec, k);
+  return {
+    lineno: gb.lineno ?? null,
+    line: gb.line ? String(gb.line).trim() : null,
+    reason: gb.reason || help.type,
+    id: help.id,
+    type: help.type,
+    link: safeLink(help.link),
+    explanation: help.explanation,
+    hints: help.hints,
+    // the registry's general form, where it says more than the message's own explanation
+    general: help.general,
+    context: help.context,
+    also: help.also,
+    after: afterBreak(c),
+  };
+}
+
+/** Whether compile k was restarted by its own graph break (then its restart reason is
+ * Dynamo's message about that break, said once, by the card). */
+export function restartedByBreak(c) {
+  const gb = c && c.graph_break;
+  if (!c || !c.restart_reason || !gb) return false;
+  const first = String(c.restart_reason).split("\n")[0].trim();
+  return first === String(gb.reason).trim() || String(gb.message || "").includes(first);
+}
+
+/** The restart reason in lines (Dynamo writes it as lines: reason, Explanation:, Hint:…),
+ * blank lines and the developer context dropped, for a restart that is not a break's. */
+export function restartLines(text) {
+  return String(text || "").split("\n").map((x) => x.trim())
+    .filter((x) => x && !x.startsWith("Developer debug context"));
+}
