@@ -332,15 +332,16 @@ def _bypass_caches(collector: Any) -> Undo:
     undo turns them on again."""
     changed = []
     for config, name, what in internals.compile_caches():
-        if getattr(config, name):
+        value = getattr(config, name)
+        if value:
             setattr(config, name, False)
-            changed.append((config, name))
+            changed.append((config, name, value))
             collector.bypassed.append(what)
 
     def undo() -> None:
         while changed:
-            config, name = changed[-1]
-            setattr(config, name, True)
+            config, name, value = changed[-1]
+            setattr(config, name, value)
             changed.pop()
 
     return undo

@@ -965,12 +965,14 @@ def output_code_kernels(graph: Any) -> list[tuple[str, str, list[Any]]]:
 def compile_caches() -> list[tuple[Any, str, str]]:
     """The caches that serve AOTAutograd's or Inductor's work without doing it (a stage is
     then re-logged as text, with no graph behind it): (config module, the setting that
-    turns it on, what it is called)."""
+    turns it on when true, what it is called). The remote ones are off (None) unless set."""
     import torch._functorch.config as functorch_config
     import torch._inductor.config as inductor_config
 
     return [(inductor_config, "fx_graph_cache", "Inductor's FX graph cache"),
-            (functorch_config, "enable_autograd_cache", "AOTAutograd's cache")]
+            (inductor_config, "fx_graph_remote_cache", "Inductor's remote FX graph cache"),
+            (functorch_config, "enable_autograd_cache", "AOTAutograd's cache"),
+            (functorch_config, "enable_remote_autograd_cache", "AOTAutograd's remote cache")]
 
 
 # -- the graph-break registry -----------------------------------------------------

@@ -32,6 +32,7 @@ import torch
 
 import capture
 from bench import lab_server
+from capture import internals
 from capture.stages import steps_of
 from stages_programs import W1, W2, gelu_block, inputs, mlp, pointwise_chain
 from widgets.viewer import page as page_export
@@ -75,8 +76,15 @@ def recordings() -> dict[str, capture.Recording]:
     saved = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="dl-stages-cache-")
     try:
-        _record("pointwise_chain")
-        out["warm"] = _record("pointwise_chain")   # the same cache dir: served from it
+        # the caches left on while recording (after_dynamo turns them off): the first run
+        # fills them, the second, in the same cache dir, is served from them
+        compile_caches = internals.compile_caches
+        internals.compile_caches = lambda: []
+        try:
+            _record("pointwise_chain")
+            out["warm"] = _record("pointwise_chain")
+        finally:
+            internals.compile_caches = compile_caches
     finally:
         if saved is None:
             os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
