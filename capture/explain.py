@@ -56,7 +56,9 @@ SCHEMA: dict[str, str] = {
     "recompiles": "one per recompile: compile_id, function, replaces, failed_guards (every "
                   "guard that failed, each with its user line), dynamo_reasons",
     "refusals": "one per refused recompile (cache_limit, fail_on_recompile): kind, "
-                "compile_id, message, failed_guards, advice",
+                "compile_id, message, failed_guards, causes (the statements of the causes "
+                "above it repeats), guards (where it repeats none: each failed guard once, "
+                "with its mechanism and advice), advice",
     "advice": "every distinct fix, in the order of the entries above",
 }
 
@@ -367,6 +369,22 @@ def _refusal(recording: Recording, e: Any, causes: list[dict[str, Any]],
     mine = [c for c in causes if c["source"] in sources
             and str(c["recompiles"][0]).split("/")[0] == frame_id]
     fixes = [a for c in mine for a in c["advice"]]
+    guards: list[dict[str, Any]] = []   # what failed on the refused call, one per source
+    if not mine:
+        seen: set[tuple] = set()
+        for fg, d in zip(e.failed_guards, failed):
+            key = (fg.kind, fg.source, fg.what)
+            if key in seen or advice.python_name(fg.source).startswith("___"):
+                continue
+            seen.add(key)
+            cause = {"name": advice.python_name(fg.source), "source": fg.source,
+                     "values": [fg.expected, fg.seen], "dims": advice.changed_dims(fg.expected, fg.seen),
+                     "made_dynamic": None, "own_frame": False}
+            cause["mechanism"] = advice.mechanism(fg.kind, fg.source, fg.what, cause["values"])
+            fix = advice.guard_advice(cause)
+            guards.append({**d, "mechanism": cause["mechanism"], "advice": [fix] if fix else []})
+            if fix and fix not in fixes:
+                fixes.append(fix)
     if e.kind == EventKind.CACHE_LIMIT:
         bounded = all(c["expected"] for c in mine) if mine else False
         fixes.append("raise torch._dynamo.config.recompile_limit only if the values that change "
@@ -374,6 +392,7 @@ def _refusal(recording: Recording, e: Any, causes: list[dict[str, Any]],
                      "these values are few: raising torch._dynamo.config.recompile_limit is safe")
     return {"kind": e.kind, "compile_id": e.compile_id, "message": e.message,
             "failed_guards": failed, "causes": [c["statement"] for c in mine],
+            "guards": guards,
             "advice": fixes, "suggestion": "; ".join(fixes) or None}
 
 
@@ -427,7 +446,7 @@ def text_of(data: dict[str, Any], *, teach: bool = False) -> str:
             parts.append(f"{s[key]} {'function' if s[key] == 1 else 'functions'} {word}")
     parts.append(_plural(s["recompiles"], "recompile"))
     if s["refused"]:
-        parts.append(f"{s['refused']} refused at the recompile limit")
+        parts.append(f"{s['refused']} recompile{'s' if s['refused'] != 1 else ''} refused")
     out = [", ".join(parts) + f" (torch {data['torch_version']})", ""]
     for f in data["frames"]:
         where = _where(f["file"], f["lineno"]) if f.get("user", True) else \
@@ -491,11 +510,12 @@ def text_of(data: dict[str, Any], *, teach: bool = False) -> str:
         out.append(f"refused ({e['kind']}){where}: {e['message']}")
         for statement in e["causes"]:
             out.append(f"  because: {statement} (see above)")
-        if not e["causes"]:
-            for fg in e["failed_guards"][:4]:
-                what = f" {fg['what']}" if fg["what"] else ""
-                out.append(f"  - [{fg['compile_id']}] {fg['kind']} {fg['source'] or ''}{what}: "
-                           f"expected {fg['expected']}, got {fg['seen']}")
+        for fg in e.get("guards") or ([] if e["causes"] else e["failed_guards"][:4]):
+            what = f" {fg['what']}" if fg["what"] else ""
+            out.append(f"  - [{fg['compile_id']}] {fg['kind']} {fg['source'] or ''}{what}: "
+                       f"expected {fg['expected']}, got {fg['seen']}")
+            out += _user_lines({"file": fg["file"], "lineno": fg["lineno"], "line": fg["line"]},
+                               fg.get("user"), "      ")
         said = {a for c in causes for a in c["advice"]}
         for a in e["advice"]:
             if a not in said:   # a cause's fix is said once, with the cause

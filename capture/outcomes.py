@@ -138,7 +138,10 @@ class Frame:
             text = "the compile did not finish while recording"
         else:
             text = "compiled whole, one graph"
-        if self.refused and RAISED in self.limit_message:
+        if self.refused and "fail_on_recompile" in self.limit_message:
+            text += ("; then the fail_on_recompile stance refused a recompile: that call "
+                     "raised instead of compiling")
+        elif self.refused and RAISED in self.limit_message:
             text += (f"; then the recompile limit refused [{self.refused[0]}] and, under "
                      "fullgraph=True, that call raised FailOnRecompileLimitHit")
         elif self.refused:
@@ -169,7 +172,7 @@ def frames(recording: Recording) -> list[Frame]:
             names.setdefault((c.generation, c.code_name, c.filename), frame)
         frame.compiles.append(c)
     for e in recording.events:
-        if e.kind == EventKind.CACHE_LIMIT and e.compile_id:
+        if e.kind in (EventKind.CACHE_LIMIT, EventKind.FAIL_ON_RECOMPILE) and e.compile_id:
             frame_id = e.compile_id.split("/")[0]
             for frame in order:
                 if frame.compiles and str(frame.compiles[0].frame_id) == frame_id.lstrip("!"):

@@ -423,3 +423,16 @@ def test_recompiles_on_a_value_carried_across_a_break_point_back_to_the_break(tm
                 tmp_path=tmp_path)):
         d = explanation(fixed)
         assert not d["graph_breaks"] and d["summary"]["recompiles"] == 0
+
+
+def test_a_recompile_refused_by_the_stance_names_the_guard_and_the_line():
+    data, text = answer(record("fail_on_recompile"))
+    [frame] = data["frames"]
+    assert "fail_on_recompile stance refused a recompile" in frame["statement"]
+    assert data["summary"]["recompiles"] == 0 and data["summary"]["refused"] == 1
+    assert "1 recompile refused" in text.splitlines()[0] and "recompile limit" not in text
+    [refusal] = data["refusals"]
+    [guard] = refusal["guards"]
+    assert (guard["what"], guard["expected"], guard["seen"]) == ("dtype", "float32", "float64")
+    assert guard["user"]["line"].startswith("return x.relu() * 2")
+    assert guard["mechanism"] == "dtype" and guard["advice"]
