@@ -1,5 +1,6 @@
-"""The break card: at a graph break the viewer says Dynamo's message as one block to read,
-in Chromium at 1400×900 and 1000×800, light and dark.
+"""What takes room from the panes, in Chromium at 1400×900 and 1000×800: the break card (at a
+graph break the viewer says Dynamo's message as one block to read, light and dark) and the
+folds below the panes (the original and modified bytecode, the guard tree).
 
 A compiled function that prints (a graph break; Dynamo's first attempt restarts) is called
 with two lengths (a recompile): its restarted recompile once showed three banners in a
@@ -7,7 +8,8 @@ three-line box, and at the break Dynamo's explanation and hints ran together in 
 one (issue 31). Now: the summary says each fact in a line, and at the break the caption holds
 the card (the reason with its GB id and link, the user's line, the explanation, each hint on
 its own line, what Dynamo does next) whole, with no scrolling inside it; the panes give it
-room and take it back at the next step.
+room and take it back at the next step. Opening both folds never shrinks a pane below its
+minimum (a few rows; the graph a node and its neighbours): the viewer grows instead.
 
     .venv/bin/python -m pytest tests/test_viewer_break_card.py     # -m "not browser" skips it
 """
@@ -66,11 +68,11 @@ def browser():
 
 # What the learner sees: each box's height and what it would scroll, and where the card is.
 LOOK_JS = """root => {
-  const box = (sel) => { const e = root.querySelector(sel); if (!e) return null;
+  const box = (sel) => { const e = sel === ':scope' ? root : root.querySelector(sel); if (!e) return null;
     const r = e.getBoundingClientRect();
     return { top: r.top, bottom: r.bottom, height: r.height, client: e.clientHeight, scroll: e.scrollHeight }; };
   return { card: box('.dl-caption-bar .dl-card'), bar: box('.dl-caption-bar'), summary: box('.dl-summary'),
-           panes: box('.dl-panes'), banners: root.querySelectorAll('.dl-summary .dl-banner').length,
+           panes: box('.dl-panes'), viewer: box(':scope'), banners: root.querySelectorAll('.dl-summary .dl-banner').length,
            viewport: window.innerHeight };
 }"""
 
@@ -121,12 +123,53 @@ def test_the_break_card_is_read_whole_and_the_panes_take_their_room_back(
         page.keyboard.press("ArrowLeft")
         page.wait_for_function("r => !r.querySelector('.dl-caption-bar .dl-card')", arg=root.element_handle(), timeout=5_000)
         away = root.evaluate(LOOK_JS)
-        assert away["bar"]["height"] < bar["height"] and away["panes"]["height"] > at["panes"]["height"], where
+        assert away["bar"]["height"] < bar["height"], where
+        # the panes gave the card room (down to their minimum; past it the viewer grew)
+        assert away["panes"]["height"] > at["panes"]["height"] or at["viewer"]["height"] > away["viewer"]["height"], where
         page.keyboard.press("ArrowRight")
         page.wait_for_selector(".dl-caption-bar .dl-card", timeout=5_000)
         page.keyboard.press("Home")
         page.wait_for_function("r => !r.querySelector('.dl-caption-bar .dl-card')", arg=root.element_handle(), timeout=5_000)
-        assert root.evaluate(LOOK_JS)["panes"]["height"] == away["panes"]["height"], "the panes took their room back"
+        back = root.evaluate(LOOK_JS)
+        assert (back["panes"]["height"], back["viewer"]["height"]) == (away["panes"]["height"], away["viewer"]["height"]), \
+            "the panes and the viewer are as they were without the card"
         assert errors == [], errors
+    finally:
+        context.close()
+
+
+# Each pane's body as it is, in px: the panes' titles and their bodies' heights.
+PANES_JS = """root => [...root.querySelectorAll('.dl-panes .dl-pane')].filter(p => p.offsetParent).map(p => ({
+  title: p.querySelector('.dl-title').textContent, body: p.querySelector('.dl-pane-body').clientHeight,
+  row: parseFloat(getComputedStyle(p).fontSize) * 1.35 }))"""
+
+
+@pytest.mark.parametrize("size", [(1400, 900), (1000, 800)])
+def test_opening_the_folds_never_squeezes_a_pane_the_viewer_grows(browser, recording, tmp_path, size):
+    from widgets.viewer.page import write_html
+
+    # the compile that broke and resumed: it has installed code and a guard tree to unfold
+    k = next(k for k, c in enumerate(recording.compiles) if c.graph_break is not None and c.outcome != "restarted")
+    path = write_html(recording, tmp_path / "folds.html", compile=k)
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    try:
+        page = context.new_page()
+        page.goto(path.resolve().as_uri())
+        page.wait_for_selector(".dl-viewer[data-ready='1']", timeout=30_000)
+        root = page.locator(".dl-viewer").first
+        closed = root.evaluate(PANES_JS)
+        height = root.bounding_box()["height"]
+        for summary in root.locator("details.dl-details > summary").all():
+            summary.click()
+        page.wait_for_timeout(300)
+        assert root.locator("details.dl-details[open]").count() >= 2
+        opened = root.evaluate(PANES_JS)
+        assert [p["title"] for p in opened] == [p["title"] for p in closed]
+        for p in opened:
+            # at least four rows of a listing (the graph: 9em, a node and its neighbours)
+            assert p["body"] >= 4 * p["row"], f"{p['title']} is {p['body']} px with the folds open at {size}"
+        assert root.bounding_box()["height"] > height, "the viewer grows to hold the folds"
+        tree = root.locator(".dl-details .dl-pane", has_text="Guard tree").locator(".dl-pane-body")
+        assert tree.evaluate("e => e.clientHeight") >= 4 * opened[0]["row"], "the fold's own pane is readable"
     finally:
         context.close()
