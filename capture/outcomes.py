@@ -40,6 +40,7 @@ class Frame:
     compiles: list[Compile] = field(default_factory=list)   # kept, the function's own code
     resumes: list[Compile] = field(default_factory=list)    # kept, its resume functions
     refused: list[str] = field(default_factory=list)        # compile ids refused at the limit
+    broken: set[str] = field(default_factory=set)           # its compiles that stop at a break
     limit_message: str = ""
 
     def as_dict(self) -> dict[str, Any]:
@@ -59,7 +60,7 @@ class Frame:
             return "failed"
         if kinds and kinds <= {Outcome.SKIPPED}:
             return "skipped"
-        if Outcome.GRAPH_BREAK in kinds:
+        if self.broken:
             return "graph_break"
         if Outcome.INTERRUPTED in kinds or Outcome.UNFINISHED in kinds:
             return "unfinished"
@@ -67,7 +68,7 @@ class Frame:
 
     @property
     def breaks(self) -> int:
-        return sum(c.outcome == Outcome.GRAPH_BREAK for c in self.compiles)
+        return len(self.broken)
 
     @property
     def graphs(self) -> int:
@@ -103,7 +104,8 @@ class Frame:
                  Outcome.SKIPPED: "skipped", Outcome.ERROR: "failed"}
         counts: dict[str, int] = {}
         for c in self.compiles:
-            word = words.get(c.outcome, c.outcome.replace("_", " "))
+            outcome = Outcome.GRAPH_BREAK if c.compile_id in self.broken else c.outcome
+            word = words.get(outcome, outcome.replace("_", " "))
             counts[word] = counts.get(word, 0) + 1
         if len(counts) == 1:
             return f"each {next(iter(counts))}"
@@ -150,14 +152,27 @@ class Frame:
         return text
 
 
+def _base(compile_id: str) -> str:
+    """`0/0` for `0/0_1`: the compile id without its attempt."""
+    return compile_id.split("_")[0]
+
+
 def frames(recording: Recording) -> list[Frame]:
     """Every frame of the recording, in the order Dynamo first met it."""
     by_key: dict[tuple, Frame] = {}
     order: list[Frame] = []
     names: dict[tuple, Frame] = {}   # (generation, function name, file): for resume functions
+    # a break met by an attempt Dynamo then restarted: the kept attempt stops there too,
+    # though it may record no break of its own (a break in the return expression)
+    broke = {(c.generation, _base(c.compile_id)) for c in recording.compiles
+             if c.restarted and c.graph_break is not None}
     for c in recording.compiles:
         if not kept(c):
             continue
+        if (c.generation, _base(c.compile_id)) in broke:
+            c_broke = True
+        else:
+            c_broke = c.outcome == Outcome.GRAPH_BREAK
         parent = resumed_from(c.code_name)
         if parent is not None:
             owner = names.get((c.generation, parent, c.filename))
@@ -171,6 +186,8 @@ def frames(recording: Recording) -> list[Frame]:
             order.append(frame)
             names.setdefault((c.generation, c.code_name, c.filename), frame)
         frame.compiles.append(c)
+        if c_broke:
+            frame.broken.add(c.compile_id)
     for e in recording.events:
         if e.kind in (EventKind.CACHE_LIMIT, EventKind.FAIL_ON_RECOMPILE) and e.compile_id:
             frame_id = e.compile_id.split("/")[0]

@@ -101,6 +101,10 @@ def test_dynamic_output_ops_break_fixed_by_capture_dynamic_output_shape_ops(name
     [b] = data["graph_breaks"]
     assert b["line"].startswith(line) and b["gb_id"] == "GB0036"
     assert "capture_dynamic_output_shape_ops = True" in b["advice"][0]
+    # the kept attempt records no break of its own where the break is in a return
+    # expression (boolean_mask); the frame still stopped there
+    [frame] = data["frames"]
+    assert frame["outcome"] == "graph_break" and "compiled whole" not in text
     fixed = record(name, config={"capture_dynamic_output_shape_ops": True})
     assert not explanation(fixed)["graph_breaks"]
 
