@@ -418,7 +418,10 @@ def record(*, max_steps: int = DEFAULT_MAX_STEPS,
     """Record everything Dynamo compiles inside the block, whatever the backend.
 
     `after_dynamo=True` also records what AOTAutograd and Inductor made of each graph
-    (`Compile.stages`, see `capture.stages`); it changes nothing they produce.
+    (`Compile.stages`, see `capture.stages`). So that every stage links back to Dynamo's
+    nodes, it compiles past Inductor's FX graph cache and AOTAutograd's cache while the
+    block runs (the recording's notes say so) and puts them back after; the code they
+    produce is the same as a plain compile's.
 
     At most `max_steps` steps are stored in all and `max_compile_steps` for one compile
     attempt, and at most `max_chars` characters of Dynamo's text (graph code, guards,
