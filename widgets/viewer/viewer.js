@@ -2427,20 +2427,11 @@ export function breakCard(rec, k) {
   };
 }
 
-/** Whether compile k was restarted by its own graph break (then its restart reason is
- * Dynamo's message about that break, said once, by the card). */
+/** Whether compile c was restarted at its own graph break: then its restart reason is
+ * Dynamo's message about that break, said once, by the card. Read from the outcome and
+ * the break, never from the reason's words. */
 export function restartedByBreak(c) {
-  const gb = c && c.graph_break;
-  if (!c || !c.restart_reason || !gb) return false;
-  const first = String(c.restart_reason).split("\n")[0].trim();
-  return first === String(gb.reason).trim() || String(gb.message || "").includes(first);
-}
-
-/** The restart reason in lines (Dynamo writes it as lines: reason, Explanation:, Hint:…),
- * blank lines and the developer context dropped, for a restart that is not a break's. */
-export function restartLines(text) {
-  return String(text || "").split("\n").map((x) => x.trim())
-    .filter((x) => x && !x.startsWith("Developer debug context"));
+  return !!c && c.outcome === "restarted" && !!c.restart_reason && !!c.graph_break;
 }
 
 // ---- js/panes/summary.js ---------------------------------------------------------------------
@@ -2500,11 +2491,8 @@ export function compileSummary(rec) {
         restartedByBreak(c) ? ": Dynamo restarted the frame, to stop before it. " : " ",
         at != null ? h("button", { class: "dl-link dl-break-link", type: "button", "data-action": "break", title: `go to step ${at}, where it broke (B)` }, "go to the break: why and what to do") : null));
     }
-    if (c.restart_reason && !restartedByBreak(c)) {
-      const [first, ...rest] = restartLines(c.restart_reason);
-      out.push(h("div", { class: "dl-banner dl-restart" }, "Restarted: ", first || "",
-        rest.map((line) => h("div", { class: "dl-restart-line" }, line))));
-    }
+    // A restart of another cause: Dynamo's reason as it wrote it, in its lines (viewer.css).
+    if (c.restart_reason && !restartedByBreak(c)) out.push(h("div", { class: "dl-banner dl-restart" }, `Restarted: ${c.restart_reason}`));
     if (c.error) out.push(h("div", { class: "dl-banner dl-error" }, `${c.outcome}: ${c.error}`));
     if (c.truncated) {
       out.push(h("div", { class: "dl-banner" }, "Truncated: the step cap was reached during this compile, so its later steps are missing."));

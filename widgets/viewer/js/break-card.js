@@ -48,18 +48,9 @@ export function breakCard(rec, k) {
   };
 }
 
-/** Whether compile k was restarted by its own graph break (then its restart reason is
- * Dynamo's message about that break, said once, by the card). */
+/** Whether compile c was restarted at its own graph break: then its restart reason is
+ * Dynamo's message about that break, said once, by the card. Read from the outcome and
+ * the break, never from the reason's words. */
 export function restartedByBreak(c) {
-  const gb = c && c.graph_break;
-  if (!c || !c.restart_reason || !gb) return false;
-  const first = String(c.restart_reason).split("\n")[0].trim();
-  return first === String(gb.reason).trim() || String(gb.message || "").includes(first);
-}
-
-/** The restart reason in lines (Dynamo writes it as lines: reason, Explanation:, Hint:…),
- * blank lines and the developer context dropped, for a restart that is not a break's. */
-export function restartLines(text) {
-  return String(text || "").split("\n").map((x) => x.trim())
-    .filter((x) => x && !x.startsWith("Developer debug context"));
+  return !!c && c.outcome === "restarted" && !!c.restart_reason && !!c.graph_break;
 }

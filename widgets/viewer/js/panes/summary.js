@@ -5,7 +5,7 @@
 import { breakStep, compileTitle, lastStep, recompileTarget, stepCount } from "../recording.js";
 import { fileLabel } from "../navigation.js";
 import { code, h } from "../dom.js";
-import { restartLines, restartedByBreak } from "../break-card.js";
+import { restartedByBreak } from "../break-card.js";
 
 /** The recording's header: compiles, steps, graph breaks, torch; what ended or capped it. */
 export function recordingHeader(rec) {
@@ -58,11 +58,8 @@ export function compileSummary(rec) {
         restartedByBreak(c) ? ": Dynamo restarted the frame, to stop before it. " : " ",
         at != null ? h("button", { class: "dl-link dl-break-link", type: "button", "data-action": "break", title: `go to step ${at}, where it broke (B)` }, "go to the break: why and what to do") : null));
     }
-    if (c.restart_reason && !restartedByBreak(c)) {
-      const [first, ...rest] = restartLines(c.restart_reason);
-      out.push(h("div", { class: "dl-banner dl-restart" }, "Restarted: ", first || "",
-        rest.map((line) => h("div", { class: "dl-restart-line" }, line))));
-    }
+    // A restart of another cause: Dynamo's reason as it wrote it, in its lines (viewer.css).
+    if (c.restart_reason && !restartedByBreak(c)) out.push(h("div", { class: "dl-banner dl-restart" }, `Restarted: ${c.restart_reason}`));
     if (c.error) out.push(h("div", { class: "dl-banner dl-error" }, `${c.outcome}: ${c.error}`));
     if (c.truncated) {
       out.push(h("div", { class: "dl-banner" }, "Truncated: the step cap was reached during this compile, so its later steps are missing."));
