@@ -341,6 +341,11 @@ def _common(texts: list[str]) -> str:
     return first[:n]
 
 
+def _local_names(text: str) -> str:
+    """`x.size()[0]` for `L['x'].size()[0]`: the names as the user's code has them."""
+    return re.sub(r"\bL\[(['\"])(\w+)\1\]", r"\2", text)
+
+
 def _cause_statement(cause: dict[str, Any]) -> str:
     name, what, n = cause["name"], cause["what"], len(cause["recompiles"])
     values = elide(cause["values"])
@@ -351,8 +356,9 @@ def _cause_statement(cause: dict[str, Any]) -> str:
     if cause["kind"] == "GLOBAL_STATE":
         subject = "global state (grad mode)" if cause["mechanism"] == "grad_mode" else "global state"
     if cause["what"] == "check":
-        seen = elide(cause["values"][1:])
-        return f"{cause['source']} failed its check {cause['values'][0]} ({seen}), recompiling {times}"
+        seen = _local_names(elide(cause["values"][1:]))
+        check = _local_names(cause["values"][0])
+        return f"the check {check} failed ({seen}), recompiling {times}"
     if cause["mechanism"] == "string":
         return f"{subject} (a str) took a new value, recompiling {times}: {values}"
     return f"{subject} changed, recompiling {times}: {values}"
