@@ -162,6 +162,7 @@ def test_traceback_shows_the_scripts_frames_only(work):
     (("record", "scripts/prog.py", "-o", "t.txt"), "name it .json (the recording) or .html"),
     (("record", "scripts/prog.py", "-o", "no/such/dir/t.json"), "does not exist"),
     (("html", "missing.json", "-o", "p.html"), "missing.json: no such file"),
+    (("explain", "--max-recompiles", "-1", "trace.json"), "--max-recompiles must be 0 or more"),
 ])
 def test_a_missing_or_wrong_file_is_one_line_before_anything_runs(work, args, expected):
     result = run(*args, cwd=work, timeout=60)
