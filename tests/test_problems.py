@@ -306,7 +306,10 @@ def test_the_readmes_explain_answer_is_the_one_explain_gives():
     readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
     block = readme.split("$ dynamo-lab explain -q tests/problems/train_eval.py\n", 1)[1]
     shown = block.split("```", 1)[0].rstrip()
-    assert explanation_text(record("train_eval")) == shown
+    # The README shows the learner's torch; the answer is the same on the other releases.
+    said = explanation_text(record("train_eval")).replace(f"(torch {torch.__version__})",
+                                                          "(torch 2.13.0+cpu)")
+    assert "(torch 2.13.0+cpu)" in shown and said == shown
 
 
 def test_the_recompile_limit_under_fullgraph_is_said_to_raise_not_to_run_eagerly(tmp_path):
