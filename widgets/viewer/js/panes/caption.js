@@ -88,7 +88,11 @@ export function breakCardElement(card) {
   const more = [];
   if (card.link) {
     more.push("More on ", card.id || "this break", ": ",
-      h("a", { class: "dl-gb-link", href: card.link, target: "_blank", rel: "noopener noreferrer" }, card.link));
+      // A button, not an <a>: the viewer makes no element that loads anything by itself.
+      h("button", {
+        class: "dl-link dl-gb-link", type: "button", title: "open this page in a new tab",
+        onclick: () => window.open(card.link, "_blank", "noopener,noreferrer"),
+      }, card.link));
   }
   if (card.also.length) {
     more.push(more.length ? " · " : "", h("span", { class: "dl-gb-also" },
