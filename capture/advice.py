@@ -119,10 +119,12 @@ def reachable(cause: dict[str, Any]) -> bool:
 def guard_advice(cause: dict[str, Any]) -> str | None:
     """The fix for one cause of recompiles (see `capture.explain`'s cause)."""
     name, kind, values = cause["name"], cause["mechanism"], cause["values"]
+    where = ""
     if kind in ("size", "size_0_1") and not reachable(cause):
-        # `args[0]` of a wrapper Dynamo made, `kwargs['cache'].layers[0].keys`: not a name
-        # the user wrote; the mark goes on the tensor where their code makes it
-        name = f"the tensor that reaches {cause['source']}"
+        # `args[0]` of a wrapper Dynamo made, `kwargs['cache'].layers[0].keys`, a resume
+        # function's argument: not a name the user wrote; the mark goes on the tensor where
+        # their code makes it
+        name, where = "t", f", t being the tensor that reaches {cause['source']}, where your code makes it"
     if kind == "grad_mode":
         return ("expected: one cache entry for grad mode on and one for off (torch.no_grad); "
                 "once both are compiled, switching reuses them. Nothing to fix")
@@ -133,7 +135,8 @@ def guard_advice(cause: dict[str, Any]) -> str | None:
         dims = cause.get("dims") or [0]
         marks = "; ".join(f"torch._dynamo.decorators.mark_unbacked({name}, {d})" for d in dims)
         return (f"sizes 0 and 1 are always specialized, whatever mark_dynamic or dynamic=True "
-                f"say: call {marks} before the first call, so one compile serves size 1 too")
+                f"say: call {marks} before the first call{where}, so one compile serves size 1 "
+                f"too")
     if kind == "duck_shape":
         return ("sizes that were equal share one symbol (duck shaping): set "
                 "torch.fx.experimental._config.use_duck_shape = False to keep them apart")
@@ -141,10 +144,11 @@ def guard_advice(cause: dict[str, Any]) -> str | None:
         dims = cause.get("dims") or []
         marks = "; ".join(f"torch._dynamo.mark_dynamic({name}, {d})" for d in dims)
         if cause.get("made_dynamic"):
-            return (f"automatic dynamic made {name} dynamic in [{cause['made_dynamic']}]: other "
+            said = cause["name"] if not where else f"the tensor that reaches {cause['source']}"
+            return (f"automatic dynamic made {said} dynamic in [{cause['made_dynamic']}]: other "
                     f"sizes (2 or more) reuse that compile, so this recompile happens once. "
-                    + (f"To spare it, call {marks} before the first call" if marks else ""))
-        return (f"call {marks} before the first call (or torch._dynamo.maybe_mark_dynamic, "
+                    + (f"To spare it, call {marks} before the first call{where}" if marks else ""))
+        return (f"call {marks} before the first call{where} (or torch._dynamo.maybe_mark_dynamic, "
                 f"which lets Dynamo specialize if the code needs it)") if marks else None
     if kind in ("dtype", "device", "requires_grad"):
         return (f"each {kind} of {name} gets a cache entry of its own ({len(set(values))} so "
