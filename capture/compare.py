@@ -106,6 +106,9 @@ class Comparison:
     nodes_added: list[str] = field(default_factory=list)    # names in b only
     nodes_removed: list[str] = field(default_factory=list)  # names in a only
     nodes_changed: list[NodeChange] = field(default_factory=list)
+    # False where one compile is a restarted attempt: it built no guard tree, so each of its
+    # guards is a kind and a source only, and guards are paired by those without their checks
+    guard_checks_compared: bool = True
     # the guards of the first that failed on the call that made the second
     failed_guards: tuple[FailedGuard, ...] = ()
 
@@ -126,6 +129,7 @@ class Comparison:
             "guards_only_in_b": list(self.guards_only_in_b),
             "guards_changed": [{"a": g.a, "b": g.b, "kind": g.kind, "source": g.source}
                                for g in self.guards_changed],
+            "guard_checks_compared": self.guard_checks_compared,
             "nodes_added": list(self.nodes_added), "nodes_removed": list(self.nodes_removed),
             "nodes_changed": [{"name": n.name, "what": list(n.what), "was": n.was, "now": n.now}
                               for n in self.nodes_changed],
@@ -413,6 +417,7 @@ def _guard_key(c: Compile, i: int) -> tuple:
 
 def _compare_guards(out: Comparison) -> None:
     a, b = out.a, out.b
+    out.guard_checks_compared = not (a.restarted or b.restarted)
     by_key: dict[tuple, list[int]] = {}
     for j in range(len(b.guard_details)):
         by_key.setdefault(_guard_key(b, j), []).append(j)
@@ -423,7 +428,8 @@ def _compare_guards(out: Comparison) -> None:
             out.guards_only_in_a.append(i)
             continue
         text = normalised(g.text)
-        same = next((j for j in candidates if normalised(b.guard_details[j].text) == text), None)
+        same = next((j for j in candidates if normalised(b.guard_details[j].text) == text),
+                    None if out.guard_checks_compared else candidates[0])
         if same is not None:
             used.add(same)
             continue
@@ -492,6 +498,9 @@ def comparison_text(cmp: Comparison) -> str:
         out.append(f"  + {d.now}")
     out.append(f"guards: {len(cmp.guards_changed)} changed, {len(cmp.guards_only_in_a)} only in "
                f"{ia}, {len(cmp.guards_only_in_b)} only in {ib}")
+    if not cmp.guard_checks_compared:
+        out.append("  (a restarted attempt built no guard tree: guards are paired by kind and "
+                   "source, their checks not compared)")
     for g in cmp.guards_changed:
         out.append(f"  ~ {g.kind} {g.source or ''}".rstrip())
         out.append(f"    - {a.guard_details[g.a].text}")

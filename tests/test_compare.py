@@ -212,3 +212,25 @@ def test_align_steps_meets_again_after_a_difference_and_ends_with_what_is_left()
     # the two never meet again: the rest of each is alone
     assert _aligned([1, 2], [1, 3, 4]) == [(0, 0), (1, None), (None, 1), (None, 2)]
     assert _aligned([], [1]) == [(None, 0)]
+
+
+def test_a_restarted_attempt_s_guards_are_paired_by_kind_and_source_only():
+    # a print breaks the graph: Dynamo's first attempt at each compile restarts, and the
+    # restarted attempt builds no guard tree (its guards are a kind and a source each)
+    def printed(x):
+        y = x * 2
+        print("y")  # breaks
+        return y + 1
+
+    rec = recorded(printed, (torch.ones(2),), (torch.ones(3),))
+    kept = [c.compile_id for c in rec.compiles if c.code_name == "printed" and not c.restarted]
+    restarted = [c.compile_id for c in rec.compiles if c.code_name == "printed" and c.restarted]
+    assert len(kept) == 2 and restarted
+    both_kept = capture.compare(rec, *kept)
+    assert both_kept.guard_checks_compared
+    [changed] = both_kept.guards_changed   # the size of x, and nothing else
+    assert changed.source == "L['x']"
+    with_restarted = capture.compare(rec, kept[0], restarted[-1])
+    assert not with_restarted.guard_checks_compared and with_restarted.guards_changed == []
+    assert "their checks not compared" in str(with_restarted)
+    assert with_restarted.to_dict()["guard_checks_compared"] is False

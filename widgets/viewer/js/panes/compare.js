@@ -81,6 +81,10 @@ function whyBody(rec, d, left, right) {
   }
   const g = guardChanges(rec, d);
   out.push(h("div", { class: "dl-subtitle" }, `Guards: ${g.changed.length} changed, ${g.onlyLeft.length} only in ${ia}, ${g.onlyRight.length} only in ${ib}`));
+  if (d.guard_checks_compared === false) {
+    out.push(h("div", { class: "dl-faint dl-cmp-unchecked" }, "One of the two is a restarted attempt: it built no guard tree, so its guards are " +
+      "a kind and a source each. Guards are paired by those; whether their checks differ is not known (compare the attempt that was kept)."));
+  }
   const rows = [
     ...g.changed.map((x) => h("li", null, "~ ", kindOf(x.kind), " ", x.source ? code(x.source) : "",
       guardRow("−", x.was, "removed"), guardRow("+", x.now, "added"))),
