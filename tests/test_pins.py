@@ -105,15 +105,22 @@ def test_lab_and_binder_install_through_constraints_txt():
     assert "sed -n 's/^torch==//p' \"$CONSTRAINTS\"" in lab
     installs = [line for line in lab.splitlines() if re.search(r"pip_install (-e|\"torch)", line)]
     assert installs and all('-c "$(constraints_file)"' in line for line in installs), installs
-    # Binder: a nested -c read from binder/, and the same torch, the CPU build.
-    from pip._internal.network.session import PipSession
-    from pip._internal.req.req_file import parse_requirements
-
-    reqs = list(parse_requirements(str(ROOT / "binder" / "requirements.txt"), session=PipSession()))
-    constrained = {canonicalize_name(r.requirement.split("==")[0]): r.requirement.split("==")[1]
-                   for r in reqs if r.constraint}
+    # Binder: a nested -c read from binder/, and the same torch, the CPU build. pip's own
+    # parser reads the file, in a process of its own: importing pip here would switch
+    # setuptools' distutils shim off for the rest of the test session (its `spec_for_pip`),
+    # and Inductor, which imports setuptools, would then fail in later tests.
+    reader = ("import json, sys\n"
+              "from pip._internal.network.session import PipSession\n"
+              "from pip._internal.req.req_file import parse_requirements\n"
+              "reqs = parse_requirements(sys.argv[1], session=PipSession())\n"
+              "print(json.dumps([[r.requirement, r.constraint] for r in reqs]))\n")
+    read = subprocess.run([sys.executable, "-c", reader, str(ROOT / "binder" / "requirements.txt")],
+                          capture_output=True, text=True, timeout=60)
+    assert read.returncode == 0, read.stderr
+    reqs = json.loads(read.stdout)
+    constrained = {canonicalize_name(r.split("==")[0]): r.split("==")[1] for r, c in reqs if c}
     assert constrained == _pins()
-    torch_lines = [r.requirement for r in reqs if not r.constraint and r.requirement.startswith("torch")]
+    torch_lines = [r for r, c in reqs if not c and r.startswith("torch")]
     assert torch_lines == [f"torch=={_pins()['torch']}+cpu"]
 
 
