@@ -4600,8 +4600,8 @@ function facts(stage) {
     const { cache, off } = cacheOf(stage);
     return [h("div", { class: "dl-banner" }, `Links unavailable: this stage came from ${cache}. `,
       "Torch replayed the text it had stored and built no graph while recording, so nothing here can be " +
-      "traced back to Dynamo's nodes or steps. To see the links, record again with the cache off (",
-      code(off), ") or on a fresh cache.")];
+      "traced back to Dynamo's nodes or steps. Record it again: a recording made with after_dynamo=True " +
+      "now compiles past this cache while it records (in effect ", code(off), ").")];
   }
   const parts = partition(stage);
   const chips = (list) => list.map((x, j) => [j ? " " : "", h("span", {
