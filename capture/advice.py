@@ -246,6 +246,22 @@ def from_break_advice(cause: dict[str, Any]) -> str:
             "go with it")
 
 
+def constraint_violation(message: str | None) -> dict[str, Any] | None:
+    """What a ConstraintViolationError's whole message says: the dimension marked dynamic,
+    the constant it was specialized to and the user's line that did it (None when absent)."""
+    if not message or not message.startswith("ConstraintViolationError"):
+        return None
+    m = re.search(r"You marked (L\[.+?\]\.size\(\)\[(\d+)\]) as dynamic but your code "
+                  r"specialized it to be a constant \((-?\d+)\)", message)
+    if m is None:
+        return None
+    where = re.findall(r'File "(.+?)", line (\d+), in (\S+)', message.split("User stack:", 1)[-1]) \
+        if "User stack:" in message else []
+    file, lineno, function = where[-1] if where else (None, None, None)
+    return {"name": python_name(m.group(1)), "dim": int(m.group(2)), "constant": m.group(3),
+            "file": file, "lineno": int(lineno) if lineno else None, "function": function}
+
+
 def error_advice(error: str | None) -> str | None:
     """The fix for a compile that failed, by its error."""
     if error and error.startswith("ConstraintViolationError"):
@@ -255,9 +271,10 @@ def error_advice(error: str | None) -> str | None:
         return (f"a dimension marked dynamic ({name}, {dim}) was made a constant by the code "
                 f"(an operation with a tensor of fixed size, a comparison): use "
                 f"torch._dynamo.maybe_mark_dynamic({name}, {dim}), which lets Dynamo "
-                f"specialize, or mark the tensors it meets dynamic too")
+                f"specialize, or change the operation that makes it a constant, or mark the "
+                f"tensors it meets dynamic too")
     return None
 
 
-__all__ = ["BOUNDED", "error_advice", "from_break_advice", "break_advice", "changed_dims", "guard_advice", "mechanism",
+__all__ = ["BOUNDED", "constraint_violation", "error_advice", "from_break_advice", "break_advice", "changed_dims", "guard_advice", "mechanism",
            "python_name", "sizes"]

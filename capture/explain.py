@@ -15,6 +15,7 @@ its schema is `SCHEMA` below); `explanation_text` the text.
 from __future__ import annotations
 
 import functools
+import linecache
 import re
 from typing import Any, Iterable
 
@@ -23,7 +24,7 @@ from .outcomes import frames as frame_outcomes
 from .outcomes import kept, resumed_from, summary
 from .recompiles import step_place
 from .recording import Compile, EventKind, FailedGuard, Recording
-from .text import visible
+from .text import shown_line, visible
 from .usercode import Place, chain, is_user_file, user_place
 
 _GB_ID = re.compile(r"gb/gb(\d{4})\.html|\b(GB\d{4})\b")
@@ -40,7 +41,9 @@ SCHEMA: dict[str, str] = {
     "frames": "one per function Dynamo met: function, file, lineno, outcome (compiled | "
               "graph_break | skipped | failed | unfinished), compiles, recompiles, graphs, "
               "graph_breaks, errors, skipped_because, refused, statement, user (its file is "
-              "the user's code), advice",
+              "the user's code), advice, failure (a dimension marked dynamic that the "
+              "code specialized: name, dim, constant, file, lineno, function, line; None "
+              "otherwise or for a recording that kept only the error's first line)",
     "graph_breaks": "one per place: function, file, lineno, line, user (the user's own "
                     "line: function, file, lineno, line), reason, explanation, hints, gb_id, "
                     "gb_type, compiles, skipped (the frame gave up: runs eagerly), advice, "
@@ -125,6 +128,9 @@ def explanation(recording: Recording, user_code: Iterable[str] = ()) -> dict[str
     for f in found:
         d = f.as_dict()
         d["user"] = is_user_file(f.file, user_code)
+        d["failure"] = _failure(f)
+        if d["failure"]:
+            d["statement"] += _failure_statement(d["failure"])
         fix = next((a for a in map(advice.error_advice, d["errors"]) if a), None)
         d["advice"] = [fix] if fix else []
         frames_.append(d)
@@ -138,6 +144,33 @@ def explanation(recording: Recording, user_code: Iterable[str] = ()) -> dict[str
             "compiles": counts["compiles"], "frames": frames_,
             "graph_breaks": breaks, "causes": causes, "recompiles": recompiles,
             "refusals": refusals, "advice": fixes}
+
+
+def _failure(f: Any) -> dict[str, Any] | None:
+    """A failed compile's dimension, constant and user line, read from Dynamo's whole message
+    (None for an older recording, which kept only its first line, or another error)."""
+    for c in f.compiles:
+        if c.outcome != "error":
+            continue
+        cv = advice.constraint_violation(getattr(c, "error_message", None))
+        if cv is None:
+            continue
+        cv["line"] = None
+        if cv["file"] and cv["lineno"]:
+            text = linecache.getline(cv["file"], cv["lineno"]).strip()
+            cv["line"] = shown_line(text) if text else None
+        return cv
+    return None
+
+
+def _failure_statement(cv: dict[str, Any]) -> str:
+    said = (f"; dimension {cv['dim']} of {cv['name']} was marked dynamic but the code "
+            f"specialized it to the constant {cv['constant']}")
+    if cv["lineno"]:
+        said += f", at line {cv['lineno']} in {cv['function']}"
+        if cv["line"]:
+            said += f": {cv['line']}"
+    return said
 
 
 def _place(p: Place | None) -> dict[str, Any] | None:

@@ -22,7 +22,7 @@ from .guards import guard_tree_leaves, match_guard_texts
 from .recompiles import Recompiles
 from .recording import Compile, Event, EventKind, GraphBreak, Outcome, Recording
 from .stages import StageCollector
-from .text import MAX_NAME, MESSAGE_LIMIT, exact, listing, shorten
+from .text import MAX_NAME, MESSAGE_LIMIT, cut, exact, listing, shorten
 from .variables import VarReader
 
 # NOTE (the caps): a recording keeps every step (about 1 KB each in memory and in JSON),
@@ -287,6 +287,7 @@ class Recorder:
             if c.graph_break is None and last.unsupported_at is not None:
                 c.graph_break = last.unsupported_at  # where the break that failed it was
             c.error = shorten(f"{type(exc).__name__}: {first_line(exc)}", MESSAGE_LIMIT)
+            c.error_message = cut(exact(f"{type(exc).__name__}: {exc}"), MESSAGE_LIMIT)
             if c.outcome == Outcome.SKIPPED:
                 self._event(EventKind.SKIPPED, c.compile_id, f"Dynamo gave up on {c.code_name}; "
                             f"it runs without compiling ({c.error})")

@@ -61,6 +61,8 @@ class Compile:
     failed_guards: tuple[FailedGuard, ...] = ()
     outcome: str = Outcome.UNFINISHED
     error: str | None = None
+    # a failed compile: Dynamo's whole message (its details and user stack), bounded
+    error_message: str | None = None
     truncated: bool = False
     # torch._dynamo.reset() inside a recording restarts Dynamo's ids at 0/0: the
     # number of resets seen before this compile tells equal ids apart

@@ -126,12 +126,26 @@ def test_size_one_recompile_advises_mark_unbacked_and_never_duck_shaping(tmp_pat
 
 
 def test_a_failed_compile_is_said_never_as_success(tmp_path):
-    data, text = answer(record("mark_dynamic_broadcast"))
+    rec = record("mark_dynamic_broadcast")
+    data, text = answer(rec)
     [frame] = data["frames"]
     assert frame["outcome"] == "failed" and "ConstraintViolationError" in frame["errors"][0]
     assert "the compile failed" in text and "no graph breaks" not in text
     assert data["summary"]["failed"] == 1
     assert "maybe_mark_dynamic(x, 0)" in frame["advice"][0]
+    # Dynamo's whole message is kept: the dimension, its constant and the user's line
+    assert frame["failure"] == {"name": "x", "dim": 0, "constant": "4", "file": frame["file"],
+                                "lineno": frame["lineno"] + 1, "function": "f",
+                                "line": "return x + y  # user line"}
+    assert "specialized it to the constant 4, at line" in text
+    assert "in f: return x + y" in text
+    # a recording made before the whole message was kept loads, and says only what it holds
+    old = json.loads(rec.to_json())
+    for c in old["compiles"]:
+        del c["error_message"]
+    old_data, old_text = answer(capture.Recording.from_json(json.dumps(old)))
+    assert old_data["frames"][0]["failure"] is None and "the compile failed" in old_text
+    assert "specialized it to the constant" not in old_text
     fixed = record("mark_dynamic_broadcast", replace=("torch._dynamo.mark_dynamic(x, 0)",
                                                       "torch._dynamo.maybe_mark_dynamic(x, 0)"),
                    tmp_path=tmp_path)
