@@ -15,7 +15,6 @@ its schema is `SCHEMA` below); `explanation_text` the text.
 from __future__ import annotations
 
 import functools
-import linecache
 import re
 from typing import Any, Iterable
 
@@ -24,7 +23,7 @@ from .outcomes import frames as frame_outcomes
 from .outcomes import kept, resumed_from, summary
 from .recompiles import step_place
 from .recording import Compile, EventKind, FailedGuard, Recording
-from .text import shown_line, visible
+from .text import visible
 from .usercode import Place, chain, is_user_file, user_place
 
 _GB_ID = re.compile(r"gb/gb(\d{4})\.html|\b(GB\d{4})\b")
@@ -155,10 +154,12 @@ def _failure(f: Any) -> dict[str, Any] | None:
         cv = advice.constraint_violation(getattr(c, "error_message", None))
         if cv is None:
             continue
-        cv["line"] = None
-        if cv["file"] and cv["lineno"]:
-            text = linecache.getline(cv["file"], cv["lineno"]).strip()
-            cv["line"] = shown_line(text) if text else None
+        cv["line"] = None   # from the source the recording kept, never read afresh
+        for code in c.codes:
+            k = (cv["lineno"] or 0) - code.firstlineno
+            if code.filename == cv["file"] and 0 <= k < len(code.source_lines):
+                cv["line"] = code.source_lines[k].strip() or None
+                break
         return cv
     return None
 
@@ -435,6 +436,35 @@ def _refusal(recording: Recording, e: Any, causes: list[dict[str, Any]],
             "advice": fixes, "suggestion": "; ".join(fixes) or None}
 
 
+def compile_answer(recording: Recording, compile_id: str,
+                   user_code: Iterable[str] = ()) -> dict[str, Any]:
+    """What explain says about one compile, as plain data, so every view shows explain's
+    own words: its function's entry (outcome, statement, failure, errors), the graph breaks
+    it met, the recompile it is (its failed guards with their user lines), the causes that
+    name it, the refused recompiles it stands for, and their advice, each fix once.
+    Raises KeyError for an id the recording does not hold. After a torch._dynamo.reset()
+    ids repeat: the entries of every compile with that id are given."""
+    if not any(c.compile_id == compile_id for c in recording.compiles) and not any(
+            e.compile_id == compile_id for e in recording.events):
+        raise KeyError(compile_id)
+    data = explanation(recording, user_code)
+    frame = next((f for f in data["frames"] if compile_id in f["compiles"]), None)
+    breaks = [b for b in data["graph_breaks"] if compile_id in b["compiles"]]
+    recompile = next((r for r in data["recompiles"] if r["compile_id"] == compile_id), None)
+    causes = [c for c in data["causes"] if compile_id in c["recompiles"]]
+    refusals = [r for r in data["refusals"] if r["compile_id"] == compile_id]
+    fixes: list[str] = []
+    for item in ([frame] if frame else []) + breaks + causes + refusals:
+        for a in item["advice"]:
+            if a not in fixes:
+                fixes.append(a)
+    return {"compile_id": compile_id, "frame": frame, "graph_breaks": breaks,
+            "recompile": recompile, "causes": causes, "refusals": refusals,
+            "statements": ([frame["statement"]] if frame else [])
+            + [c["statement"] for c in causes],
+            "advice": fixes}
+
+
 # -- the text ------------------------------------------------------------------------
 
 
@@ -566,5 +596,5 @@ def text_of(data: dict[str, Any], *, teach: bool = False) -> str:
     return "\n".join(out).rstrip()
 
 
-__all__ = ["FORMAT", "SCHEMA", "elide", "explanation", "explanation_text", "registry_entry",
+__all__ = ["FORMAT", "SCHEMA", "compile_answer", "elide", "explanation", "explanation_text", "registry_entry",
            "text_of"]

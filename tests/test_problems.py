@@ -19,7 +19,7 @@ import pytest
 import torch
 
 import capture
-from capture.explain import explanation, explanation_text
+from capture.explain import compile_answer, explanation, explanation_text
 
 PROBLEMS = Path(__file__).parent / "problems"
 
@@ -139,6 +139,11 @@ def test_a_failed_compile_is_said_never_as_success(tmp_path):
                                 "line": "return x + y  # user line"}
     assert "specialized it to the constant 4, at line" in text
     assert "in f: return x + y" in text
+    # every view gets explain's own words for one compile
+    one = compile_answer(rec, frame["compiles"][0])
+    assert one["frame"]["statement"] == frame["statement"] and one["advice"] == frame["advice"]
+    with pytest.raises(KeyError):
+        compile_answer(rec, "7/7")
     # a recording made before the whole message was kept loads, and says only what it holds
     old = json.loads(rec.to_json())
     for c in old["compiles"]:
@@ -153,9 +158,14 @@ def test_a_failed_compile_is_said_never_as_success(tmp_path):
 
 
 def test_grad_mode_switch_is_one_expected_recompile():
-    data, text = answer(record("grad_mode"))
+    rec = record("grad_mode")
+    data, text = answer(rec)
     [cause] = data["causes"]
     assert cause["mechanism"] == "grad_mode" and cause["expected"] and cause["recompiles"] == ["0/1"]
+    # one compile's answer: the recompile carries its cause and failed guards, the first none
+    one = compile_answer(rec, "0/1")
+    assert one["statements"][-1] == cause["statement"] and one["recompile"]["failed_guards"]
+    assert compile_answer(rec, "0/0")["causes"] == []
     assert data["summary"]["recompiles"] == 1 and "(expected)" in text
 
 
