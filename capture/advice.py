@@ -197,17 +197,28 @@ _DEVELOPER = ("Please report", "It may be possible to write Dynamo tracing rules
               "This graph break is fundamental")
 
 
+# Dynamo's debug context of a logger break names the method called:
+# "method: <Logger problem (WARNING)>.warning_once, args: ..."
+_LOGGER_METHOD = re.compile(r"method: <\w*Logger [^>]*>\.(\w+),")
+
+
 def break_advice(gb_id: str | None, explanation: str | None, hints: list[str],
-                 in_user_code: bool, function: str | None) -> str | None:
+                 in_user_code: bool, function: str | None,
+                 message: str | None = None) -> str | None:
     """The fix for a graph break, by its registry id; None where no fix is known to work."""
     text = explanation or ""
     if gb_id == "GB0059" and "`print`" in text:
         return ("let Dynamo move the print after the graph: "
                 "torch._dynamo.config.reorderable_logging_functions.add(print)")
     if gb_id == "GB0291":
-        return ("skip the logger call while compiling: add the method to "
-                "torch._dynamo.config.ignore_logger_methods "
-                "(e.g. ignore_logger_methods.add(logger.warning))")
+        # Dynamo skips a call whose method, or the function behind it, is in the set: the
+        # function on the class covers every logger (transformers' warning_once included)
+        called = _LOGGER_METHOD.search(message or "")
+        if called is None:
+            return ("skip the logger call while compiling: add the logger method it calls to "
+                    "torch._dynamo.config.ignore_logging_functions")
+        return ("skip the logger call while compiling: "
+                f"torch._dynamo.config.ignore_logging_functions.add(logging.Logger.{called[1]})")
     if gb_id == "GB0036":
         return ("the output's size depends on the data: set "
                 "torch._dynamo.config.capture_dynamic_output_shape_ops = True, or keep the "

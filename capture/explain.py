@@ -198,7 +198,8 @@ def _break(c: Compile, user_code: tuple[str, ...]) -> dict[str, Any]:
     here = places[-1] if places else Place(gb.code_name or c.code_name, c.filename, gb.lineno, gb.line)
     mine = user_place(c, gb.step, user_code)
     in_user = is_user_file(here.file, user_code)
-    fix = advice.break_advice(gb_id, explanation_, hints, in_user, here.function)
+    fix = advice.break_advice(gb_id, explanation_, hints, in_user, here.function,
+                              getattr(gb, "message", None))
     return {
         "compile_id": c.compile_id, "compiles": [c.compile_id],
         "function": here.function, "file": here.file, "lineno": gb.lineno, "line": gb.line,

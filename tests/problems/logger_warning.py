@@ -3,7 +3,9 @@
 
 Mechanism: a `logging.Logger` method called inside the compiled function is a graph break.
 A right answer says: a graph break at the `logger.warning` line; the fix is
-`torch._dynamo.config.ignore_logger_methods` (add `logger.warning`); no recompiles.
+`torch._dynamo.config.ignore_logging_functions.add(logging.Logger.warning)` (the method
+called, on the class: every logger, and transformers' `warning_once` the same way; the older
+name `ignore_logger_methods` is an alias); no recompiles.
 """
 import logging
 
