@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
+from pathlib import Path
 from typing import Any, Iterable
 
 from . import advice, help, internals
@@ -46,7 +47,9 @@ SCHEMA: dict[str, str] = {
     "graph_breaks": "one per place: function, file, lineno, line, user (the user's own "
                     "line: function, file, lineno, line), reason, explanation, hints, gb_id, "
                     "gb_type, compiles, skipped (the frame gave up: runs eagerly), advice, "
-                    "hint (Dynamo's own first hint where no tested fix is known), "
+                    "hint (Dynamo's own first hint where no tested fix is known), note (a "
+                    "break the library's own code asks for, outside the user's code; else "
+                    "None), "
                     "and the teaching detail: instruction, instruction_help, stack",
     "causes": "one per distinct cause of recompiles: function, kind, source, name, what, "
               "mechanism, values (first what the first entry held, then each new call's), "
@@ -214,6 +217,10 @@ def _break(c: Compile, user_code: tuple[str, ...]) -> dict[str, Any]:
         "advice": [fix] if fix else [],
         "suggestion": fix,
         "hint": None if fix else advice.useful_hint(hints, in_user),
+        # torch._dynamo.graph_break() called by the library itself (torch's optimizers do)
+        "note": (f"not in your code: {here.function} in {Path(here.file or '').name} calls "
+                 f"torch._dynamo.graph_break() itself, a break its own authors put there"
+                 if gb_id == "GB0025" and not in_user else None),
     }
 
 
@@ -555,6 +562,8 @@ def text_of(data: dict[str, Any], *, teach: bool = False) -> str:
             out.append(f"  fix: {a}")
         if b.get("hint") and not teach:
             out.append(f"  Dynamo's hint (not a tested fix): {b['hint']}")
+        if b.get("note"):
+            out.append(f"  note: {b['note']}")
     for cause in causes:
         out.append("")
         expected = " (expected)" if cause["expected"] else ""

@@ -260,6 +260,11 @@ def test_a_scheduler_changing_a_float_lr_is_fixed_by_a_tensor_lr(tmp_path):
     assert "Avoid calling" not in " ".join(data["advice"])
     [library] = [b for b in data["graph_breaks"] if b["file"].endswith("optimizer.py")]
     assert library["advice"] == [] and library["hint"] is None  # torch's own break, on purpose
+    assert library["note"].startswith("not in your code: _use_grad in optimizer.py calls "
+                                      "torch._dynamo.graph_break() itself")
+    assert f"  note: {library['note']}" in text
+    # a break in the user's own code gets no such note
+    assert [b["note"] for b in answer(record("print_in_forward"))[0]["graph_breaks"]] == [None]
     assert data["summary"]["compiles"] == 5  # 7 attempts, 2 of them restarted
     fixed = record("lr_scheduler", replace=("lr=0.1)", "lr=torch.tensor(0.1))"),
                    tmp_path=tmp_path)
