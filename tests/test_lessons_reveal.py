@@ -6,6 +6,11 @@ next to the question. The check cell runs `qN.check(qN_answer)` on the placehold
 stored output must be that verdict alone ("no prediction yet ..."): any other line is
 evidence printed beside the check (a table of nodes, the recompile reasons, a count), and the
 evidence is the answer. Evidence belongs in a later cell.
+
+That later cell, the first code cell after a check, sits right under the question too: when it
+stores an output, it is stored folded (nbformat's `jupyter.outputs_hidden`, and `collapsed`
+for the classic notebook), so that JupyterLab and the site show a fold to open instead of the
+answer; and it is folded, not emptied or ignored: its output is stored and nbval compares it.
 """
 
 from __future__ import annotations
@@ -115,3 +120,59 @@ def test_the_detector_catches_evidence_printed_after_the_verdict(tmp_path):
     path = tmp_path / "00_fake.ipynb"
     path.write_text(json.dumps(nb))
     assert revealing(path) == ["[0] prints 'mul = l_x_ * 4'"]
+
+
+def is_folded(cell: dict) -> bool:
+    metadata = cell.get("metadata", {})
+    return bool(metadata.get("jupyter", {}).get("outputs_hidden")) and bool(
+        metadata.get("collapsed"))
+
+
+def cell_after_each_check(path: Path) -> list[tuple[int, dict]]:
+    """(index, cell) of the first code cell after each check cell, once each."""
+    all_cells = cells(path)
+    found = {}
+    for index, _, _, _ in check_cells(path):
+        after = next((j for j in range(index + 1, len(all_cells))
+                      if all_cells[j]["cell_type"] == "code"), None)
+        if after is not None and not CHECK.search(source(all_cells[after])):
+            found[after] = all_cells[after]
+    return sorted(found.items())
+
+
+def unfolded_after_checks(path: Path) -> list[str]:
+    """The cells after a check that show a stored output on the page: not stored folded."""
+    return [f"[{j}] shows {text.strip().splitlines()[0][:70]!r}"
+            for j, cell in cell_after_each_check(path) if not is_folded(cell)
+            for _, text in output_texts(cell)[:1] if text.strip()]
+
+
+@pytest.mark.parametrize("path", [lesson_param(p, pending=False) for p in LESSONS])
+def test_the_cell_after_a_check_stores_its_output_folded(path):
+    assert unfolded_after_checks(path) == []
+
+
+@pytest.mark.parametrize("path", [lesson_param(p, pending=False) for p in LESSONS])
+def test_folded_evidence_is_still_stored_and_compared_by_nbval(path):
+    """Folding hides an output from the reader, not from nbval: it is stored, and no marker
+    in the cell tells nbval to skip it or ignore its output."""
+    for j, cell in cell_after_each_check(path):
+        if is_folded(cell):
+            assert output_texts(cell), f"[{j}] is folded but stores no output"
+            assert "NBVAL_" not in source(cell), f"[{j}] is folded and not compared by nbval"
+
+
+def test_the_detector_catches_evidence_stored_open_under_a_check(tmp_path):
+    """A check cell, then its evidence stored open; then the same, stored folded."""
+    check = {"cell_type": "code", "metadata": {}, "source": "q1.check(q1_answer)",
+             "outputs": []}
+    note = {"cell_type": "markdown", "metadata": {}, "source": "What the trace shows:"}
+    evidence = {"cell_type": "code", "metadata": {}, "source": "print(rec.graph_code)",
+                "outputs": [{"output_type": "stream", "name": "stdout",
+                             "text": "mul = l_x_ * 4\n"}]}
+    path = tmp_path / "00_fake.ipynb"
+    path.write_text(json.dumps({"cells": [check, note, evidence]}))
+    assert unfolded_after_checks(path) == ["[2] shows 'mul = l_x_ * 4'"]
+    evidence["metadata"] = {"collapsed": True, "jupyter": {"outputs_hidden": True}}
+    path.write_text(json.dumps({"cells": [check, note, evidence]}))
+    assert unfolded_after_checks(path) == []

@@ -144,7 +144,7 @@ def test_every_exercise_points_to_jupyterlab_and_binder(built):
     checked = 0
     for lesson in lesson_paths():
         nb = nbformat.read(lesson, as_version=4)
-        checks = sum(1 for c in nb.cells if c.cell_type == "code" and site._CHECK.search(c.source))
+        checks = sum(1 for c in nb.cells if c.cell_type == "code" and site.is_check(c))
         page = out / ("index.html" if lesson.stem == "START" else f"{lesson.stem}.html")
         text = page.read_text(encoding="utf-8")
         assert text.count('class="dl-exercise"') == checks, lesson.name
@@ -155,6 +155,36 @@ def test_every_exercise_points_to_jupyterlab_and_binder(built):
             assert f"notebooks/{lesson.name}" in text and "./lab" in text
             checked += 1
     assert checked > 0, "no lesson has an exercise"
+
+
+def folded_blocks(text: str) -> list[str]:
+    """The inner HTML of each folded output block of a page, in order."""
+    return re.findall(r'<details class="dl-folded">(.*?)</details>', text, flags=re.DOTALL)
+
+
+def test_an_exercises_evidence_is_folded_on_its_page(built):
+    """Each cell stored folded (the evidence after a check) is on the page closed, under a
+    line saying it answers the exercise, and its output is inside the fold, not beside it."""
+    out, _ = built
+    seen = 0
+    for lesson in lesson_paths():
+        nb = nbformat.read(lesson, as_version=4)
+        folded = [c for c in nb.cells if c.cell_type == "code"
+                  and c.metadata.get("jupyter", {}).get("outputs_hidden")]
+        page = out / ("index.html" if lesson.stem == "START" else f"{lesson.stem}.html")
+        text = page.read_text(encoding="utf-8")
+        blocks = folded_blocks(text)
+        assert len(blocks) == len(folded), lesson.name
+        assert "<details open" not in text and 'class="dl-folded" open' not in text
+        for cell, block in zip(folded, blocks):
+            assert "it answers the exercise above" in block.split("</summary>")[0]
+            first = cell.outputs[0]["text"].strip().splitlines()[0]
+            words = re.findall(r"[A-Za-z]{4,}", first)
+            inside = re.sub(r"<[^>]+>", "", block.split("</summary>", 1)[1])
+            if words:
+                assert words[0] in inside, f"{lesson.name}: {first!r} is not inside its fold"
+            seen += 1
+    assert seen > 0, "no lesson stores folded evidence"
 
 
 def test_the_lessons_store_the_recording_of_every_viewer_they_show(built):
@@ -281,6 +311,13 @@ def test_the_site_opens_from_file_follows_lesson_links_and_steps_a_viewer(built,
     assert n > 0
     root.locator("button").filter(has_text=re.compile("^forward")).first.click()
     assert _step(root) == (i + 1, n)
+    # An exercise's evidence is closed: its output shows only once its fold is opened.
+    fold = page.locator("details.dl-folded").first
+    assert fold.count(), "this lesson stores no folded evidence"
+    output = fold.locator(".jp-OutputArea-output").first
+    assert not output.is_visible()
+    fold.locator("summary").click()
+    assert output.is_visible()
     page.locator("nav.dl-site-nav a.dl-site-home").first.click()
     page.wait_for_url((out / "index.html").as_uri())
 

@@ -161,3 +161,37 @@ def test_executing_a_lesson_stores_its_viewer_without_the_module(tmp_path):
     nb = json.loads(path.read_text(encoding="utf-8"))
     assert len(stored.stored_viewers(nb)) == 1 and stored.modules_stored(nb) == 0
     assert "the module dropped from 1 viewer(s)" in result.stderr
+
+
+def _code(source: str) -> dict:
+    return {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+            "source": source}
+
+
+EXERCISE = {
+    "cells": [_code("class Exercise:\n    def check(self, answer):\n"
+                    "        print('q1: no prediction yet')\n\nq1 = Exercise()\nq1_answer = ..."),
+              _code("q1.check(q1_answer)"),
+              {"cell_type": "markdown", "metadata": {}, "source": "The evidence:"},
+              _code("print('graphs: 2')"),
+              _code("print('the next section')")],
+    "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    "nbformat": 4, "nbformat_minor": 5,
+}
+
+
+@pytest.mark.timeout(200)
+def test_storing_a_lesson_folds_the_evidence_after_each_check_and_keeps_its_output(tmp_path):
+    """`--execute` runs the lesson and stores the cell after the check folded, its output
+    kept (nbval compares it); the check, the prediction and later cells stay open."""
+    path = tmp_path / "exercise.ipynb"
+    path.write_text(json.dumps(EXERCISE), encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "widgets.course.stored", "--execute", str(path)],
+                            capture_output=True, text=True, cwd=ROOT, timeout=180)
+    assert result.returncode == 0, result.stderr[-2000:]
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    hidden = [bool(c["metadata"].get("jupyter", {}).get("outputs_hidden")) for c in cells]
+    assert hidden == [False, False, False, True, False]
+    assert cells[3]["metadata"]["collapsed"] is True
+    assert ["".join(o["text"]) for o in cells[3]["outputs"]] == ["graphs: 2\n"]
+    assert "q1: no prediction yet" in "".join(cells[1]["outputs"][0]["text"])

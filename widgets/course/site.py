@@ -10,7 +10,9 @@ CDNs (require.js, the widget manager, MathJax, Mermaid) is left out; instead eac
 viewer a lesson stored is replaced by a standalone viewer (widgets/viewer/page.py) made from
 the widget state the notebook saved, which carries the recording. Links between
 lessons point at their pages, a bar at the top and bottom leads from lesson to
-lesson, and every exercise (a cell that calls `.check(`) says where to run it.
+lesson, and every exercise (a cell that calls `.check(`) says where to run it. A cell stored
+with its output folded (an exercise's evidence, widgets/course/evidence.py) is shown closed,
+to be opened once the reader has answered.
 
 A notebook stores its viewers' state when it is executed by `python -m
 widgets.course.stored --execute` (or nbclient, or `jupyter nbconvert --to notebook
@@ -32,6 +34,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..viewer import page
+from .evidence import EVIDENCE_SUMMARY, FOLDED_SUMMARY, evidence_cells, is_check
 from .stored import stored_viewers
 
 HERE = Path(__file__).resolve().parent
@@ -40,7 +43,6 @@ TEMPLATE = "dynamo_lab_site"
 SITE_CSS = TEMPLATES / TEMPLATE / "site.css"
 ROOT = HERE.parent.parent
 START = "START"
-_CHECK = re.compile(r"^\s*[A-Za-z_][\w.]*\.check\(", re.MULTILINE)
 
 @dataclass(frozen=True)
 class Lesson:
@@ -184,8 +186,10 @@ def render(lesson: Lesson, nb: Any, all_lessons: list[Lesson], binder: str | Non
 
     viewers = stored_viewers(nb)
     for cell in nb.cells:
-        if cell.cell_type == "code" and _CHECK.search(cell.source):
+        if is_check(cell):
             cell.metadata["dynamo_lab_exercise"] = True
+    for index in evidence_cells(nb):
+        nb.cells[index].metadata["dynamo_lab_evidence"] = True
     nb.metadata["title"] = lesson.title
     shown = {"n": 0}
 
@@ -207,6 +211,8 @@ def render(lesson: Lesson, nb: Any, all_lessons: list[Lesson], binder: str | Non
         "style": page.style_html() + f"<style>{SITE_CSS.read_text(encoding='utf-8')}</style>",
         "nav": _nav(all_lessons, lesson),
         "exercise": _exercise_html(lesson, binder),
+        "folded": lambda cell: html.escape(EVIDENCE_SUMMARY if cell.metadata.get(
+            "dynamo_lab_evidence") else FOLDED_SUMMARY),
         "module": "",   # set below once we know whether the page has a viewer
     }, "metadata": {"name": lesson.title, "path": str(lesson.path.parent)}}
     # The module goes after the viewers: rendered last, it can see whether any was shown.

@@ -13,6 +13,10 @@ again when the cell runs.
     python -m widgets.course.stored --execute notebooks/04_guards.ipynb   # run, strip, save
 
 `./lab` starts JupyterLab with `pre_save_hook` below, so saving a lesson strips it too.
+Storing a lesson (with or without `--execute`) also folds each exercise's evidence, the
+cell after its check (widgets/course/evidence.py), so that no stored output shows an answer
+before the learner gives one. Saving from JupyterLab does not fold: a learner who opened
+the evidence keeps it open.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+
+from .evidence import fold_evidence
 
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 # anywidget names a model by its Python class: `_anywidget_id` in the stored state.
@@ -78,10 +84,11 @@ def strip_modules(nb: Any) -> int:
 
 
 def strip_file(path: Path) -> int:
-    """Strip a notebook file in place, written as nbformat writes it; how many were dropped."""
+    """Strip a notebook file in place and fold its exercises' evidence, written as nbformat
+    writes it; how many modules were dropped."""
     nb = json.loads(path.read_text(encoding="utf-8"))
     dropped = strip_modules(nb)
-    if dropped:
+    if fold_evidence(nb) or dropped:
         path.write_text(json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
                         encoding="utf-8")
     return dropped
@@ -94,7 +101,8 @@ def pre_save_hook(model: dict[str, Any], **_: Any) -> None:
 
 
 def execute_file(path: Path, timeout: int = 600) -> int:
-    """Run a notebook top to bottom in a fresh kernel, keep its widget state, strip it, save."""
+    """Run a notebook top to bottom in a fresh kernel, keep its widget state, strip it, fold
+    its exercises' evidence, save."""
     import nbformat
     from nbclient import NotebookClient
 
@@ -102,6 +110,7 @@ def execute_file(path: Path, timeout: int = 600) -> int:
     NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True,
                    resources={"metadata": {"path": str(path.parent)}}).execute()
     dropped = strip_modules(nb)
+    fold_evidence(nb)
     nbformat.write(nb, path)
     return dropped
 
