@@ -24,6 +24,7 @@ from .explain import registry_entry
 from .graph import describe_node, node_name
 from .guards import describe_guard
 from .recording import Compile, GraphBreak, Outcome, ResumeFunction
+from .shapewatch import ShapeWatch
 from .text import LINE_LIMIT, MAX_NAME, exact, listing, shorten
 from .variables import VarReader
 
@@ -101,6 +102,8 @@ class AttemptRecorder:
             self.seen_guards.add(g)
             compile_.guard_details.append(describe_guard(g, ambient=True))
         self.guard_n = len(guards)
+        env = internals.shape_env(output)
+        self.shapes = ShapeWatch(env) if env is not None else None
         reader.begin(compile_.vars)
 
     # -- steps -------------------------------------------------------------------
@@ -140,6 +143,9 @@ class AttemptRecorder:
             guards_added = tuple(self.new_guards(index))
         else:
             guards_added = ()
+        shapes = self.shapes
+        if shapes is not None and shapes.changed():
+            shapes.note(index, nodes_added[-1] if nodes_added else None)
         nodes_renamed = tuple(self._renamed(index)) if opname in _NAMING else ()
 
         tx_stack = internals.stack(tx)

@@ -31,6 +31,7 @@ from .records import (
     CodeInfo, Event, FailedGuard, GraphBreak, Guard, Instr, Node, ResumeFunction, Stage, Var,
     from_plain, plain,
 )
+from .shapes import Shapes
 from .steps import Steps, step_columns, step_rows, steps_from_columns
 from .steps import from_json as step_from_json
 
@@ -111,6 +112,8 @@ def _compile_fields(c: Any, vars_out: Any, steps: Any) -> dict[str, Any]:
             value = plain(value) if value is not None else None
         elif f.name == "stages":
             value = [stage.to_dict() for stage in value]
+        elif f.name == "shapes":
+            value = value.to_dict() if value is not None else None
         elif isinstance(value, list):
             value = list(value)
         out[f.name] = value
@@ -137,6 +140,7 @@ def compile_fields(d: dict[str, Any]) -> dict[str, Any]:
     d["modified_instructions"] = [Instr(**i) for i in d["modified_instructions"]]
     d["graph_break"] = from_plain(GraphBreak, d["graph_break"]) if d["graph_break"] else None
     d["stages"] = tuple(Stage.from_dict(stage) for stage in d.get("stages", ()))
+    d["shapes"] = Shapes.from_dict(d["shapes"]) if d.get("shapes") else None
     return d
 
 

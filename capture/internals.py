@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import operator
 import re
 from typing import Any, NamedTuple
@@ -1092,3 +1093,131 @@ def leaf_check_verbose(leaf: Any, value: Any) -> list[str]:
         return []
     info = check(value)
     return [] if info.result else list(info.verbose_code_parts)
+
+
+# -- shapes -------------------------------------------------------------------------
+# An attempt's shape environment (`ShapeEnv`, torch/fx/experimental/symbolic_shapes.py):
+# the symbols it made, the symbolic guards and the replacements, all appended as the
+# trace goes, read by length each step and in full when the compile ends.
+
+
+def shape_env(output: Any) -> Any:
+    """The attempt's `ShapeEnv` (`OutputGraph.shape_env`, its fake mode's), or None."""
+    try:
+        return output.shape_env
+    except Exception:  # noqa: BLE001 - an output graph without one
+        return None
+
+
+def shape_counts(env: Any) -> tuple[int, int, int]:
+    """(symbols, symbolic guards, replacements) so far: each only grows during a trace
+    (`var_to_range` holds backed and unbacked symbols alike)."""
+    return len(env.var_to_range), len(env.guards), len(env.replacements)
+
+
+def shape_symbols(env: Any, start: int = 0) -> list[Any]:
+    """The symbols made from the `start`-th on, in the order they were made."""
+    return list(itertools.islice(env.var_to_range, start, None))
+
+
+def shape_guards(env: Any, start: int = 0) -> list[Any]:
+    """The symbolic guards (`ShapeGuard`: expr, sloc, size_oblivious) from the `start`-th on."""
+    return env.guards[start:]
+
+
+def shape_replacements(env: Any, start: int = 0) -> list[Any]:
+    """The symbols replaced (set equal to a constant or another expression) from the
+    `start`-th on, in the order they were first replaced."""
+    return list(itertools.islice(env.replacements, start, None))
+
+
+class SymbolFacts(NamedTuple):
+    name: str
+    sources: tuple[str, ...]   # what it stands for: L['x'].size()[0]; more than one: duck shaping
+    hint: str | None           # the value it was made from (None: unbacked)
+    range: str                 # its value range now: [2, int_oo]
+    replacement: str | None    # what it was set equal to, if it was
+    replaced_at: str | None    # where, as torch notes it: user line (framework line)
+
+
+def symbol_facts(env: Any, symbol: Any) -> SymbolFacts:
+    """A symbol as the shape environment holds it now."""
+    hint = env.backed_var_to_val.get(symbol) if hasattr(env, "backed_var_to_val") else \
+        env.var_to_val.get(symbol)
+    vr = env.var_to_range.get(symbol)
+    rng = f"[{vr.lower}, {vr.upper}]" if vr is not None else ""
+    repl = env.replacements.get(symbol)
+    sloc = env.replacements_slocs.get(symbol) if repl is not None else None
+    return SymbolFacts(str(symbol), tuple(source_name(s) for s in env.var_to_sources.get(symbol, ())),
+                       None if hint is None else str(hint), rng,
+                       None if repl is None else str(repl), None if sloc is None else str(sloc))
+
+
+class ShapeGuardFields(NamedTuple):
+    expr: str
+    user: str | None        # torch's note of the user's line: `if x.shape[0] > 8:  # f.py:6 in g`
+    framework: str          # the framework line that asked: `_subclasses/fake_impls.py:1960 in infer_size`
+    size_oblivious: bool
+
+
+def shape_guard_fields(guard: Any) -> ShapeGuardFields:
+    """A `ShapeGuard`'s expression and where it was added (`guard.sloc`, an `SLoc`)."""
+    sloc = guard.sloc
+    floc = sloc.framework_loc
+    if floc is None:
+        framework = ""
+    elif isinstance(floc, str):
+        framework = floc
+    else:
+        from torch._guards import format_frame
+        framework = format_frame(floc)
+    return ShapeGuardFields(str(guard.expr), sloc.maybe_user_loc, framework, bool(guard.size_oblivious))
+
+
+class DimContext(NamedTuple):
+    size: int                 # the real size
+    dynamic: str              # DimDynamic's name: STATIC, DUCK, DYNAMIC, UNBACKED, ...
+    constraint: str | None    # a constraint's class name (RelaxedUnspecConstraint, ...)
+    value: str | None         # what the dimension became in this shape environment: s77, 4
+    marks: tuple[str, ...]    # the user's marks on it: mark_dynamic, maybe_mark_dynamic, ...
+
+
+_MARKS = (("_dynamo_unbacked_indices", "mark_unbacked"),
+          ("_dynamo_strict_unbacked_indices", "mark_unbacked"),
+          ("_dynamo_dynamic_indices", "mark_dynamic"),
+          ("_dynamo_weak_dynamic_indices", "maybe_mark_dynamic"),
+          ("_dynamo_static_indices", "mark_static"))
+
+
+def input_dims(output: Any, env: Any) -> list[tuple[str, list[DimContext]]]:
+    """Each tensor Dynamo wrapped in this attempt, by source, with each dimension's
+    policy (`tracing_context.tensor_to_context`: real tensor -> symbolic context) and what
+    it became here; empty once the attempt has cleaned up."""
+    out = []
+    contexts = output.tracing_context.tensor_to_context
+    for tensor, ctx in list(contexts.items()):
+        source = getattr(ctx, "tensor_source", None)
+        cache = getattr(ctx, "shape_env_to_source_to_symbol_cache", {}).get(id(env))
+        if source is None or cache is None:
+            continue
+        name = source_name(source)
+        sizes = getattr(ctx, "dynamic_sizes", ())
+        constraints = getattr(ctx, "constraint_sizes", ())
+        dims = []
+        for i, policy in enumerate(sizes):
+            marks = tuple(dict.fromkeys(word for attr, word in _MARKS
+                                        if i in getattr(tensor, attr, ())))
+            value = cache.get(f"{name}.size()[{i}]")
+            constraint = constraints[i] if i < len(constraints) else None
+            dims.append(DimContext(int(tensor.shape[i]), policy.name,
+                                   None if constraint is None else type(constraint).__name__,
+                                   None if value is None else str(value), marks))
+        out.append((name, dims))
+    return out
+
+
+def assumes_static() -> bool:
+    """Whether sizes start static (`config.assume_static_by_default`; `dynamic=True`
+    turns it off for its compiles)."""
+    from torch._dynamo import config
+    return bool(config.assume_static_by_default)

@@ -212,6 +212,8 @@ class Recorder:
         return False
 
     def _backend(self, attempt: AttemptRecorder, gm: Any) -> None:
+        if attempt.shapes is not None:
+            attempt.shapes.contexts(attempt.output)
         attempt.record_graph(gm, self._storing(attempt))
         c = attempt.compile
         if c.graph_code is not None and not self._keep(c, len(c.graph_code), "the graph code"):
@@ -274,6 +276,10 @@ class Recorder:
         last = attempts[-1]
         for a in attempts:
             a.final_names()
+            if a.shapes is not None:
+                if a.shapes.dims is None and a.output is not None:
+                    a.shapes.contexts(a.output)   # a compile that failed keeps them
+                a.compile.shapes = a.shapes.finish()
         # Guards can still be installed after the last instruction (while the
         # graph is compiled): they belong to no step.
         last.new_guards(None)

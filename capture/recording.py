@@ -28,6 +28,7 @@ from .records import (  # noqa: F401  (importable from here)
     Outcome, ResumeFunction, Stage, StageUnit, Var, disassembly_text,
 )
 from .steps import STEP_FIELDS, Step, StepField, Steps, step_columns, steps_from_columns  # noqa: F401
+from .shapes import Shapes  # noqa: F401  (importable from here)
 
 
 @dataclass(slots=True)
@@ -69,6 +70,9 @@ class Compile:
     generation: int = 0
     # AOTAutograd's and Inductor's stages, in pipeline order (record(after_dynamo=True))
     stages: tuple[Stage, ...] = ()
+    # the symbols, symbolic guards and specializations (capture/shapes.py); None where
+    # Dynamo made no shape environment
+    shapes: Shapes | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.steps, Steps):  # a list of Steps, or none

@@ -109,7 +109,7 @@ def test_capture_has_no_import_circle():
     assert cycle is None, "import circle in capture/: " + " -> ".join(cycle)
 
 
-RECORD_MODULES = {"recording", "records", "steps", "codec"}
+RECORD_MODULES = {"recording", "records", "steps", "codec", "shapes"}
 
 
 def test_records_import_no_reader():

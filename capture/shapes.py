@@ -1,0 +1,168 @@
+"""Shapes as data: the symbols, symbolic guards and specializations of one compile attempt.
+
+Dynamo's shape environment (`ShapeEnv`) makes a symbol for a size it treats as dynamic
+(`s77` for `L['x'].size()[0]`; `u0` for an unbacked value such as `nonzero`'s length), adds a
+symbolic guard whenever the trace asks something of a symbol (`Eq(s77, s17)` for a
+broadcast, `s77 > 8` for an `if`), and replaces a symbol when it learns its value (`s97`
+becomes `4`: the dimension is specialized) or that it equals another (`s77` becomes `s17`).
+It keeps all of this, in order, without any setting; the recorder reads its lengths after
+every step, so each symbol, guard and replacement gets the step that made it, and reads the
+rest when the compile ends: the sources, hints and ranges, and each input's dimensions with
+the policy that made them static, dynamic or unbacked and the user's marks on them.
+
+`Shapes` is the record (`Compile.shapes`, None where Dynamo made no shape environment);
+`capture/shapewatch.py` reads it from Dynamo, and the functions at the end answer questions
+of it: where a size guard came from, and why a dimension specialized.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# how a dimension came to be what it is (`Dim.how`)
+STATIC = "static"                    # static by default (sizes start static)
+AUTOMATIC = "automatic dynamic"      # an earlier compile of this frame saw another size
+MARK_DYNAMIC = "mark_dynamic"
+MAYBE_MARK_DYNAMIC = "maybe_mark_dynamic"
+MARK_UNBACKED = "mark_unbacked"
+MARK_STATIC = "mark_static"
+DYNAMIC_TRUE = "dynamic=True"        # torch.compile(dynamic=True): every size starts dynamic
+ZERO_ONE = "0/1 specialization"      # dynamic, but a size of 0 or 1 is always specialized
+SPECIALIZED = "specialized"          # made a symbol, then set equal to a constant
+
+# where torch's framework asked a question of a size, in words (`SymGuard.why`)
+_FRAMEWORK_WORDS = (
+    ("infer_size", "a broadcast: the two sizes must match"),
+    ("broadcast_shapes", "a broadcast: the two sizes must match"),
+    ("_broadcast_shapes", "a broadcast: the two sizes must match"),
+    ("evaluate_expr", "a Python condition on the size"),
+    ("guard_bool", "a Python condition on the size"),
+    ("guard_int", "the size used as a plain int"),
+    ("_check", "torch._check"),
+    ("meta_", "the operation's shape rule"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """One symbol the shape environment made."""
+
+    name: str                       # s77 (backed size), u0 (unbacked), zf0 (float)
+    sources: tuple[str, ...] = ()   # what it stands for; two or more: duck shaping tied them
+    hint: str | None = None         # the value it was made from; None for an unbacked one
+    range: str = ""                 # its value range when the compile ended: [2, int_oo]
+    replacement: str | None = None  # what it was set equal to (a constant: specialized)
+    replaced_at: str | None = None  # torch's note of where: `a + b  # f.py:3 in h (framework line)`
+    step: int | None = None         # the step that made it (None: made outside any step)
+    replaced_step: int | None = None
+    node: str | None = None         # an unbacked one: the FX node that made it (`nonzero` for u0)
+
+    @property
+    def unbacked(self) -> bool:
+        return self.name.startswith("u")
+
+
+@dataclass(frozen=True, slots=True)
+class SymGuard:
+    """One symbolic guard, in the order the shape environment added them."""
+
+    expr: str                      # Eq(s77, s17), s77 > 8, Eq(s97, 4)
+    user: str | None = None        # torch's note of the user's line: `if x.shape[0] > 8:  # f.py:6 in g`
+    lineno: int | None = None      # that line's number, and the function
+    function: str | None = None
+    framework: str = ""            # the framework line that asked: fake_impls.py:1960 in infer_size
+    why: str = ""                  # that, in words (a broadcast, a Python condition, ...)
+    size_oblivious: bool = False
+    step: int | None = None        # the step that added it (None: added when the graph was compiled)
+    node: str | None = None        # the FX node its step made, if it made one
+
+
+@dataclass(frozen=True, slots=True)
+class Dim:
+    """One dimension of one input tensor, as this compile saw it."""
+
+    source: str                    # L['x'].size()[0]
+    size: int                      # the real size on this call
+    value: str                     # what the compile used: a symbol (s77) or a constant (4)
+    how: str                       # STATIC, AUTOMATIC, MARK_DYNAMIC, ... (above)
+    policy: str = ""               # Dynamo's DimDynamic for it: STATIC, DUCK, DYNAMIC, UNBACKED
+    marks: tuple[str, ...] = ()    # the user's marks on it
+
+    @property
+    def dynamic(self) -> bool:
+        return not self.value.lstrip("-").isdigit()
+
+
+@dataclass(slots=True)
+class Shapes:
+    """A compile attempt's shapes (`Compile.shapes`)."""
+
+    symbols: list[Symbol] = field(default_factory=list)
+    guards: list[SymGuard] = field(default_factory=list)
+    dims: list[Dim] = field(default_factory=list)
+    assume_static: bool = True     # sizes started static (False under dynamic=True)
+
+    def symbol(self, name: str) -> Symbol | None:
+        return next((s for s in self.symbols if s.name == name), None)
+
+    def specializations(self) -> list[Symbol]:
+        """The symbols set equal to a constant (each a dimension specialized)."""
+        return [s for s in self.symbols if s.replacement is not None
+                and is_number(s.replacement)]
+
+    def guards_on(self, name: str) -> list[SymGuard]:
+        """The symbolic guards that mention symbol `name`."""
+        pat = re.compile(rf"\b{re.escape(name)}\b")
+        return [g for g in self.guards if pat.search(g.expr)]
+
+    def dim(self, source: str) -> Dim | None:
+        return next((d for d in self.dims if d.source == source), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"symbols": [_plain(asdict(s)) for s in self.symbols],
+                "guards": [asdict(g) for g in self.guards],
+                "dims": [_plain(asdict(d)) for d in self.dims],
+                "assume_static": self.assume_static}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Shapes:
+        return cls([Symbol(**{**s, "sources": tuple(s["sources"])}) for s in d.get("symbols", ())],
+                   [SymGuard(**g) for g in d.get("guards", ())],
+                   [Dim(**{**x, "marks": tuple(x["marks"])}) for x in d.get("dims", ())],
+                   d.get("assume_static", True))
+
+    def __bool__(self) -> bool:
+        return bool(self.symbols or self.guards or any(d.dynamic or d.how != STATIC
+                                                        for d in self.dims))
+
+
+def _plain(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
+
+
+def is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+_USER_LOC = re.compile(r":(\d+) in (\S+)$")
+
+
+def user_line(user: str | None) -> tuple[int | None, str | None]:
+    m = _USER_LOC.search(user or "")
+    return (int(m.group(1)), m.group(2)) if m else (None, None)
+
+
+def why(framework: str) -> str:
+    fn = framework.rsplit(" in ", 1)[-1]
+    for word, words in _FRAMEWORK_WORDS:
+        if fn == word or fn.startswith(word):
+            return words
+    return ""
+
+
