@@ -35,11 +35,13 @@ FORMAT = "dynamo-lab-explain/2"
 SCHEMA: dict[str, str] = {
     "format": f"'{FORMAT}'",
     "torch_version": "the torch that was recorded",
-    "summary": "counts: compiles (kept, not restarted attempts), frames, compiled_whole, "
-               "with_graph_breaks, skipped, failed, recompiles, refused",
+    "summary": "counts: compiles (kept, not restarted attempts), resumes (of those, compiles "
+               "of the code after a graph break, said with the frame they continue), frames, "
+               "compiled_whole, with_graph_breaks, skipped, failed, recompiles, refused",
     "compiles": "the number of compiles Dynamo kept (summary.compiles)",
     "frames": "one per function Dynamo met: function, file, lineno, outcome (compiled | "
-              "graph_break | skipped | failed | unfinished), compiles, recompiles, graphs, "
+              "graph_break | skipped | failed | unfinished), compiles, resumes (the compile ids "
+              "of its resume functions, the code after its breaks), recompiles, graphs, "
               "graph_breaks, errors, skipped_because, refused, statement, user (its file is "
               "the user's code), advice, failure (a dimension marked dynamic that the "
               "code specialized: name, dim, constant, file, lineno, function, line; None "
@@ -444,23 +446,24 @@ def _refusal(recording: Recording, e: Any, causes: list[dict[str, Any]],
             "advice": fixes, "suggestion": "; ".join(fixes) or None}
 
 
-def compile_answer(recording: Recording, compile_id: str,
-                   user_code: Iterable[str] = ()) -> dict[str, Any]:
-    """What explain says about one compile, as plain data, so every view shows explain's
-    own words: its function's entry (outcome, statement, failure, errors), the graph breaks
-    it met, the recompile it is (its failed guards with their user lines), the causes that
-    name it, the refused recompiles it stands for, and their advice, each fix once.
-    Raises KeyError for an id the recording does not hold. After a torch._dynamo.reset()
-    ids repeat: the entries of every compile with that id are given."""
-    if not any(c.compile_id == compile_id for c in recording.compiles) and not any(
-            e.compile_id == compile_id for e in recording.events):
-        raise KeyError(compile_id)
-    data = explanation(recording, user_code)
-    frame = next((f for f in data["frames"] if compile_id in f["compiles"]), None)
-    breaks = [b for b in data["graph_breaks"] if compile_id in b["compiles"]]
-    recompile = next((r for r in data["recompiles"] if r["compile_id"] == compile_id), None)
-    causes = [c for c in data["causes"] if compile_id in c["recompiles"]]
-    refusals = [r for r in data["refusals"] if r["compile_id"] == compile_id]
+def _base(compile_id: str | None) -> str:
+    """`0/0` for `0/0_1`: a compile id without its attempt."""
+    return (compile_id or "").split("_")[0]
+
+
+def answer_of(data: dict[str, Any], compile_id: str) -> dict[str, Any]:
+    """What `explanation` data says about one compile: its function's entry (outcome,
+    statement, failure, errors; a resume function's is the frame it continues), the graph
+    breaks it met, the recompile it is (its failed guards with their user lines), the causes
+    that name it, the refused recompiles it stands for, and their advice, each fix once. An
+    attempt Dynamo restarted (`0/0`) is answered as the compile it was restarted into (`0/0_1`)."""
+    base = _base(compile_id)
+    mine = lambda ids: any(_base(i) == base for i in ids)   # noqa: E731
+    frame = next((f for f in data["frames"] if mine(f["compiles"]) or mine(f.get("resumes", ()))), None)
+    breaks = [b for b in data["graph_breaks"] if mine(b["compiles"])]
+    recompile = next((r for r in data["recompiles"] if _base(r["compile_id"]) == base), None)
+    causes = [c for c in data["causes"] if mine(c["recompiles"])]
+    refusals = [r for r in data["refusals"] if _base(r["compile_id"]) == base]
     fixes: list[str] = []
     for item in ([frame] if frame else []) + breaks + causes + refusals:
         for a in item["advice"]:
@@ -471,6 +474,66 @@ def compile_answer(recording: Recording, compile_id: str,
             "statements": ([frame["statement"]] if frame else [])
             + [c["statement"] for c in causes],
             "advice": fixes}
+
+
+def compile_answers(recording: Recording, user_code: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
+    """`compile_answer` for every compile and refused call of the recording, by compile id,
+    from one `explanation` (each view of a recording shows explain's own words)."""
+    data = explanation(recording, user_code)
+    ids = [c.compile_id for c in recording.compiles] + [
+        e.compile_id for e in recording.events if e.compile_id]
+    return {i: answer_of(data, i) for i in dict.fromkeys(ids)}
+
+
+def compile_answer(recording: Recording, compile_id: str,
+                   user_code: Iterable[str] = ()) -> dict[str, Any]:
+    """What explain says about one compile, as plain data (`answer_of`). Raises KeyError
+    for an id the recording does not hold. After a torch._dynamo.reset() ids repeat: the
+    entries of every compile with that id are given. For many compiles, `compile_answers`
+    reads the recording once."""
+    if not any(c.compile_id == compile_id for c in recording.compiles) and not any(
+            e.compile_id == compile_id for e in recording.events):
+        raise KeyError(compile_id)
+    return answer_of(explanation(recording, user_code), compile_id)
+
+
+def _shipped_place(p: dict[str, Any] | None) -> dict[str, Any] | None:
+    return None if p is None else {k: p.get(k) for k in ("function", "file", "lineno", "line")}
+
+
+def viewer_answers(recording: Recording, user_code: Iterable[str] = ()) -> list[dict[str, Any]]:
+    """What the viewer shows of explain's answer, one entry per compile in recording order
+    (`recording.compiles[k]`'s is entry k): `compile_answer`'s statements, user lines,
+    failed guards and advice, without the teaching detail (instruction, stack, registry),
+    so the compile menu, the break card and the compare view say what explain says, and
+    nothing else. Made from one `explanation` of the whole recording."""
+    data = explanation(recording, user_code)
+    out = []
+    for c in recording.compiles:
+        a = answer_of(data, c.compile_id)
+        f = a["frame"]
+        r = a["recompile"]
+        out.append({
+            "compile_id": c.compile_id,
+            "frame": None if f is None else {k: f[k] for k in (
+                "function", "file", "lineno", "outcome", "statement", "advice")},
+            "statements": a["statements"],
+            "graph_breaks": [{**{k: b[k] for k in (
+                "function", "file", "lineno", "line", "reason", "gb_id", "skipped", "advice",
+                "hint", "note")}, "user": _shipped_place(b["user"])} for b in a["graph_breaks"]],
+            "causes": [{**{k: x[k] for k in ("function", "kind", "source", "statement",
+                                              "expected", "advice")},
+                        "installed": x["installed"], "user": _shipped_place(x["user"])}
+                       for x in a["causes"]],
+            "failed_guards": [] if r is None else [
+                {**{k: g[k] for k in ("compile_id", "kind", "source", "what", "expected", "seen",
+                                      "file", "lineno", "line")},
+                 "user": _shipped_place(g["user"])} for g in r["failed_guards"]],
+            "refusals": [{k: e[k] for k in ("kind", "compile_id", "message", "causes", "advice")}
+                         for e in a["refusals"]],
+            "advice": a["advice"],
+        })
+    return out
 
 
 # -- the text ------------------------------------------------------------------------
@@ -516,6 +579,11 @@ def text_of(data: dict[str, Any], *, teach: bool = False) -> str:
     """The text of an `explanation`."""
     s = data["summary"]
     parts = [_plural(s["compiles"], "compile")]
+    if s.get("resumes"):
+        # a resume function is a compile of its own but not a function the user wrote: it
+        # is said with the frame it continues, so the functions listed number fewer
+        parts[0] += (f" ({s['resumes']} of {'it' if s['compiles'] == 1 else 'them'} the code after a "
+                     f"graph break, said with the function it continues)")
     for key, word in (("compiled_whole", "compiled whole"),
                       ("with_graph_breaks", "with graph breaks"), ("skipped", "skipped"),
                       ("failed", "failed")):
@@ -606,5 +674,5 @@ def text_of(data: dict[str, Any], *, teach: bool = False) -> str:
     return "\n".join(out).rstrip()
 
 
-__all__ = ["FORMAT", "SCHEMA", "compile_answer", "elide", "explanation", "explanation_text", "registry_entry",
-           "text_of"]
+__all__ = ["FORMAT", "SCHEMA", "answer_of", "compile_answer", "compile_answers", "elide", "explanation", "explanation_text", "registry_entry",
+           "text_of", "viewer_answers"]

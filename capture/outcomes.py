@@ -46,6 +46,7 @@ class Frame:
     def as_dict(self) -> dict[str, Any]:
         return {"function": self.function, "file": self.file, "lineno": self.lineno,
                 "outcome": self.outcome, "compiles": [c.compile_id for c in self.compiles],
+                "resumes": [c.compile_id for c in self.resumes],
                 "recompiles": self.recompiles,
                 "graphs": self.graphs, "graph_breaks": self.breaks,
                 "errors": [c.error for c in self.compiles if c.outcome == Outcome.ERROR],
@@ -111,6 +112,25 @@ class Frame:
             return f"each {next(iter(counts))}"
         return ", ".join(f"{k} {w}" for w, k in counts.items())
 
+    def after_break(self) -> str:
+        """What the compiles of the code after its break came to (each a function of its
+        own, `torch_dynamo_resume_in_f_at_14`, counted with this frame), or "" for none."""
+        if not self.resumes:
+            return ""
+        ids = [c.compile_id for c in self.resumes]
+        named = ", ".join(f"[{i}]" for i in ids[:4]) + (f" and {len(ids) - 4} more" if len(ids) > 4 else "")
+        n = len(ids)
+        head = f"; Dynamo traced the code after the break as a function of its own: {named}"
+        nothing = [c for c in self.resumes if c.outcome == Outcome.SKIPPED
+                   and NOTHING_TRACED in (c.error or "")]
+        skipped = [c for c in self.resumes if c.outcome == Outcome.SKIPPED and c not in nothing]
+        if nothing and len(nothing) == n:
+            return head + (", which had" if n == 1 else ", which have") + \
+                " no tensor operations and runs as plain Python"
+        if skipped and len(skipped) == n:
+            return head + (", which was" if n == 1 else ", which were") + " skipped and runs eagerly"
+        return head
+
     def statement(self) -> str:
         n = len(self.compiles)
         counted = f"{n} compile{'s' if n != 1 else ''}" + (
@@ -140,6 +160,7 @@ class Frame:
             text = "the compile did not finish while recording"
         else:
             text = "compiled whole, one graph"
+        text += self.after_break()
         if self.refused and "fail_on_recompile" in self.limit_message:
             text += ("; then the fail_on_recompile stance refused a recompile: that call "
                      "raised instead of compiling")
@@ -203,6 +224,9 @@ def summary(found: list[Frame]) -> dict[str, int]:
     own = [f for f in found]
     return {
         "compiles": sum(len(f.compiles) + len(f.resumes) for f in own),
+        # of those, compiles of the code after a graph break (a resume function), each
+        # said with the frame it continues rather than listed as a function of its own
+        "resumes": sum(len(f.resumes) for f in own),
         "frames": len(own),
         "compiled_whole": sum(f.outcome == "compiled" for f in own),
         "with_graph_breaks": sum(f.outcome == "graph_break" for f in own),

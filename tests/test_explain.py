@@ -246,3 +246,35 @@ def test_a_break_with_no_tested_fix_gets_dynamos_hint_marked_as_such():
     text = explanation_text(rec)
     assert "fix:" not in text
     assert f"Dynamo's hint (not a tested fix): {b['hint']}" in text
+
+
+def breaks_then_returns(x):
+    import torch
+
+    y = x.sin()
+    torch._dynamo.graph_break()
+    return y   # the code after the break has no tensor operation
+
+
+def test_the_code_after_a_break_is_counted_as_a_compile_and_said_with_its_function():
+    import torch
+
+    import capture
+    from capture.explain import explanation, explanation_text
+
+    torch._dynamo.reset()
+    with capture.record() as rec:
+        torch.compile(breaks_then_returns, backend="eager")(torch.randn(3))
+    torch._dynamo.reset()
+    data, text = explanation(rec), explanation_text(rec)
+    kept = [c for c in rec.compiles if c.outcome not in ("restarted", "abandoned")]
+    resume = next(c for c in kept if c.code_name.startswith("torch_dynamo_resume_in_breaks_then"))
+    assert resume.outcome == "skipped" and "No ops traced" in resume.error
+    # two compiles, one function: the count says which compile is not listed as a function
+    assert data["summary"]["compiles"] == len(kept) == 2 and data["summary"]["resumes"] == 1
+    [frame] = data["frames"]
+    assert frame["resumes"] == [resume.compile_id] and frame["compiles"] != [resume.compile_id]
+    assert text.splitlines()[0].startswith(
+        "2 compiles (1 of them the code after a graph break, said with the function it continues)")
+    assert (f"as a function of its own: [{resume.compile_id}], which had no tensor operations "
+            "and runs as plain Python") in frame["statement"]
