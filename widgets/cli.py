@@ -6,6 +6,7 @@ For people outside Jupyter::
     dynamo-lab record -m package.module --epochs 1 -o trace.json
     dynamo-lab html trace.json -o trace.html
     dynamo-lab explain trace.json            # or: dynamo-lab explain train.py --epochs 1
+    dynamo-lab html --from-trace DIR -o trace.html   # a TORCH_TRACE log; explain takes it too
 
 `record` runs the script as `python train.py --epochs 1` would (its own `sys.argv`,
 `__name__ == "__main__"`, its folder first on `sys.path`), or the module as `python -m`
@@ -42,7 +43,8 @@ from .progress import PROG, Progress, say
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Options that take a value (needed to find where the program's name is).
-_VALUE_OPTIONS = ("-o", "--out", "--max-steps", "--format", "--user-code", "--max-recompiles")
+_VALUE_OPTIONS = ("-o", "--out", "--max-steps", "--format", "--user-code", "--max-recompiles",
+                  "--from-trace")
 # `record`'s exit code when recording itself failed (the program's own codes pass through)
 RECORDING_FAILED = 125
 
@@ -92,7 +94,10 @@ def _parser() -> argparse.ArgumentParser:
         description="Write a recording saved as JSON (dynamo-lab record -o x.json, or "
                     "Recording.to_json()) as one HTML page that opens from file:// with no "
                     "network.")
-    page.add_argument("recording", metavar="TRACE.json", help="the recording to read")
+    page.add_argument("recording", metavar="TRACE.json", nargs="?", help="the recording to read")
+    page.add_argument("--from-trace", metavar="DIR_OR_FILE",
+                      help="read a TORCH_TRACE log instead (its folder or one file; one page "
+                           "per rank): compiles, breaks, recompiles, guards and graphs, no steps")
     page.add_argument("-o", "--out", metavar="PAGE.html",
                       help="the page to write (default: TRACE.html beside the recording)")
     page.add_argument("--compile", metavar="ID",
@@ -123,6 +128,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="exit 1 when any function recompiled more than N times")
     why.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS, metavar="N",
                      help="when recording a script: store at most N instructions")
+    why.add_argument("--from-trace", metavar="DIR_OR_FILE",
+                     help="explain a TORCH_TRACE log instead (its folder or one file; each "
+                          "rank in turn)")
     why.add_argument("-q", "--quiet", action="store_true", help="no progress or notes")
     return parser
 
@@ -219,6 +227,11 @@ def _record(opts: argparse.Namespace) -> int:
 # -- a page from a saved recording ------------------------------------------------------
 
 def _html(opts: argparse.Namespace) -> int:
+    if opts.from_trace is not None:
+        return _html_from_trace(opts)
+    if opts.recording is None:
+        raise CommandError(f"html needs a recording: {PROG} html TRACE.json, or "
+                           f"{PROG} html --from-trace DIR", 2)
     source = Path(opts.recording)
     out = Path(opts.out) if opts.out else source.with_suffix(".html")
     if out.suffix.lower() not in (".html", ".htm"):
@@ -240,6 +253,89 @@ def _html(opts: argparse.Namespace) -> int:
     return 0
 
 
+# -- a TORCH_TRACE log ---------------------------------------------------------------------
+
+def _traces(path: str) -> list[tuple[Any, Any]]:
+    """Every log of a TORCH_TRACE folder or file, read (capture.fromtrace), or exit 2."""
+    from capture import fromtrace
+
+    try:
+        return fromtrace.read(path)
+    except fromtrace.TraceError as e:
+        raise CommandError(str(e), 2) from None
+
+
+def _html_from_trace(opts: argparse.Namespace) -> int:
+    """One page per log (per rank), each saying once what the log does not hold."""
+    from capture.fromtrace import note_of
+
+    from .viewer import page, viewer_state
+
+    if opts.recording is not None:
+        raise CommandError("give a recording or --from-trace, not both", 2)
+    source = Path(opts.from_trace)
+    out = Path(opts.out) if opts.out else source.with_suffix(".html")
+    if out.suffix.lower() not in (".html", ".htm"):
+        raise CommandError(f"the page must be named .html (got {str(out)!r})", 2)
+    if not out.parent.is_dir():
+        raise CommandError(f"cannot write {out}: the folder {out.parent} does not exist", 2)
+    if opts.step != 0:
+        raise CommandError("a TORCH_TRACE log holds no steps: --step does not apply", 2)
+    logs = _traces(opts.from_trace)
+    for k, (log, recording) in enumerate(logs):
+        target = out
+        if len(logs) > 1:
+            part = f"rank{log.rank}" if log.rank is not None else str(k)
+            target = out.with_name(f"{out.stem}.{part}{out.suffix}")
+        compile_ = 0
+        if opts.compile is not None:
+            try:
+                compile_ = recording.compile_index(opts.compile)
+            except KeyError as e:
+                raise CommandError(f"{log.path.name}: {e.args[0]}", 2) from None
+        state = viewer_state(recording, compile_, 0)
+        rank = f", rank {log.rank}" if log.rank is not None else ""
+        head = (f"{len(recording.compiles)} compile(s) from {log.path.name}{rank}, torch "
+                f"{recording.torch_version or '?'}. ")
+        target.write_text(page.html_of(state, f"{log.path.name} · Dynamo Lab",
+                                       head + (note_of(recording) or "")), encoding="utf-8")
+        if not opts.quiet:
+            cut = "; the log ends mid-record" if log.truncated else ""
+            say(f"wrote {target}: {len(recording.compiles)} compile(s) from {log.path.name}{cut}")
+    return 0
+
+
+def _explain_from_trace(opts: argparse.Namespace) -> int:
+    """explain over each log of a TORCH_TRACE folder (one per rank), the note said once."""
+    from capture.explain import explanation, text_of
+    from capture.fromtrace import note_of
+    from capture.text import visible
+
+    logs = _traces(opts.from_trace)
+    datas, status = [], 0
+    for log, recording in logs:
+        data = explanation(recording, list(opts.user_code))
+        data["trace"] = {"file": str(log.path), "rank": log.rank, "truncated": log.truncated,
+                         "note": note_of(recording)}
+        datas.append(data)
+    if opts.json or opts.format == "json":
+        print(json.dumps(datas[0] if len(datas) == 1 else datas, indent=2))
+    else:
+        out = [f"note: {datas[0]['trace']['note']}"]
+        for data in datas:
+            t = data["trace"]
+            if len(datas) > 1:
+                out.append("")
+                out.append(f"== {Path(t['file']).name}" + (f" (rank {t['rank']})" if t["rank"] is not None else ""))
+            if t["truncated"]:
+                out.append("(the log ends mid-record: what follows is what it holds up to there)")
+            out.append(text_of(data, teach=opts.teach))
+        print(visible("\n".join(out)))
+    for data in datas:
+        status = max(status, _verdict(data, opts))
+    return status
+
+
 # -- why it broke and recompiled ---------------------------------------------------------
 
 def _explain(opts: argparse.Namespace) -> int:
@@ -249,6 +345,10 @@ def _explain(opts: argparse.Namespace) -> int:
 
     if opts.max_recompiles is not None and opts.max_recompiles < 0:
         raise CommandError(f"--max-recompiles must be 0 or more (got {opts.max_recompiles})", 2)
+    if opts.from_trace is not None:
+        if opts.program is not None:
+            raise CommandError("give a recording, a script or --from-trace, not two of them", 2)
+        return _explain_from_trace(opts)
     user_code = list(opts.user_code)
     if opts.program.lower().endswith(".json") and not opts.module:
         recording = read_recording(Path(opts.program))
@@ -305,11 +405,12 @@ def main(argv: list[str] | None = None) -> int:
     if opts.command == "record" and program is None:
         parser.exit(2, f"{PROG}: error: record needs a script or -m MODULE: {PROG} record "
                        "SCRIPT.py [ARGS ...] -o OUT.json\n")
-    if opts.command == "explain" and program is None:
+    if opts.command == "explain" and program is None and opts.from_trace is None:
         parser.exit(2, f"{PROG}: error: explain needs a recording or a script: {PROG} explain "
                        "TRACE.json, or SCRIPT.py [ARGS ...]\n")
     records = opts.command == "record" or (
-        opts.command == "explain" and (module or not program.lower().endswith(".json")))
+        opts.command == "explain" and program is not None
+        and (module or not program.lower().endswith(".json")))
     problem = environment_problem() if records else python_version_problem()
     if problem:
         say(f"error: {problem}")
