@@ -17,6 +17,9 @@ from typing import Any
 
 _SIZE = re.compile(r"size=\[([^\]]*)\]")
 _LOWER = re.compile(r"^(\d+) <= (.+\.size\(\)\[(\d+)\])$")
+# a size's range check: `9 <= L['x'].size()[0]`, `2 <= L['x'].size()[0] <= 8`
+_RANGE = re.compile(r"^(?:(\d+) <= )?(.+\.size\(\)\[\d+\])(?: <= (\d+))?$")
+_SEEN = re.compile(r"= (-?\d+)$")
 _DUCK = re.compile(r"^(.+\.size\(\)\[\d+\]) == (.+\.size\(\)\[\d+\])$")
 
 
@@ -66,9 +69,15 @@ def mechanism(kind: str, source: str | None, what: str, values: list[str]) -> st
             return "size_0_1"
         return "size"
     if what == "check":
-        m = _LOWER.match(values[0]) if values else None
-        if m:
-            return "size_0_1"
+        m = _RANGE.match(values[0]) if values else None
+        if m and (m.group(1) or m.group(3)):
+            lower = int(m.group(1)) if m.group(1) else None
+            seen = [int(x.group(1)) for x in map(_SEEN.search, values[1:]) if x]
+            if lower == 2 and any(v in (0, 1) for v in seen):
+                return "size_0_1"
+            if seen:
+                return "size_branch"   # a bound the code's own comparison of the size set
+            return "size_0_1" if lower == 2 and not m.group(3) else None
         if values and _DUCK.match(values[0]):
             return "duck_shape"
         return None
@@ -107,7 +116,7 @@ def changed_dims(before: str | None, after: str | None) -> list[int]:
 
 
 # Whether a mechanism's recompiles stop by themselves (one entry per value, few values).
-BOUNDED = {"grad_mode", "training", "dtype", "device", "requires_grad", "dispatch_keys",
+BOUNDED = {"size_branch", "grad_mode", "training", "dtype", "device", "requires_grad", "dispatch_keys",
            "tensor_type"}
 
 
@@ -137,6 +146,11 @@ def guard_advice(cause: dict[str, Any]) -> str | None:
         return (f"sizes 0 and 1 are always specialized, whatever mark_dynamic or dynamic=True "
                 f"say: call {marks} before the first call{where}, so one compile serves size 1 "
                 f"too")
+    if kind == "size_branch":
+        return ("expected: the code compares this size (see the line), so each side of the "
+                "comparison gets a compile of its own, and sizes on a side already compiled "
+                "reuse it. Nothing to fix, unless the branch itself should go (torch.cond "
+                "keeps both sides in one graph)")
     if kind == "duck_shape":
         return ("sizes that were equal share one symbol (duck shaping): set "
                 "torch.fx.experimental._config.use_duck_shape = False to keep them apart")
@@ -269,7 +283,8 @@ def constraint_violation(message: str | None) -> dict[str, Any] | None:
     where = re.findall(r'File "(.+?)", line (\d+), in (\S+)', message.split("User stack:", 1)[-1]) \
         if "User stack:" in message else []
     file, lineno, function = where[-1] if where else (None, None, None)
-    return {"name": python_name(m.group(1)), "dim": int(m.group(2)), "constant": m.group(3),
+    return {"name": python_name(m.group(1)), "source": m.group(1), "dim": int(m.group(2)),
+            "constant": m.group(3),
             "file": file, "lineno": int(lineno) if lineno else None, "function": function}
 
 

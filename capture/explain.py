@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
-from . import advice, help, internals
+from . import advice, help, internals, shapes
 from .outcomes import frames as frame_outcomes
 from .outcomes import kept, resumed_from, summary
 from .recompiles import step_place
@@ -159,6 +159,9 @@ def _failure(f: Any) -> dict[str, Any] | None:
         cv = advice.constraint_violation(getattr(c, "error_message", None))
         if cv is None:
             continue
+        # the recording's own shapes: the symbol, the step and the operation that did it
+        cv["shape"] = shapes.size_origin(getattr(c, "shapes", None),
+                                         f"{cv['source']}")
         cv["line"] = None   # from the source the recording kept, never read afresh
         for code in c.codes:
             k = (cv["lineno"] or 0) - code.firstlineno
@@ -176,6 +179,13 @@ def _failure_statement(cv: dict[str, Any]) -> str:
         said += f", at line {cv['lineno']} in {cv['function']}"
         if cv["line"]:
             said += f": {cv['line']}"
+    origin = cv.get("shape") or {}
+    made = [g for g in origin.get("guards", ()) if g["step"] is not None]
+    if origin.get("specialized_to") is not None and made:
+        g = made[0]
+        said += (f" (its symbol {origin['symbol']} was set to {origin['specialized_to']} at step "
+                 f"{g['step']}" + (f", node {g['node']}" if g["node"] else "")
+                 + f": {g['expr']}" + (f", {g['why']}" if g["why"] else "") + ")")
     return said
 
 
@@ -274,7 +284,8 @@ def _causes(recording: Recording, user_code: tuple[str, ...]) -> list[dict[str, 
             name = advice.python_name(fg.source)
             if name.startswith("___") and not name.startswith("___stack"):
                 continue  # Dynamo's own bookkeeping
-            key = (c.generation, c.frame_id, fg.kind, fg.source, fg.what)
+            key = (c.generation, c.frame_id, fg.kind, fg.source, fg.what,
+                   fg.expected if fg.what == "check" else None)  # another bound, another cause
             cause = out.get(key)
             if cause is None:
                 failed = _failed(recording, fg, c.generation, user_code)
@@ -287,7 +298,9 @@ def _causes(recording: Recording, user_code: tuple[str, ...]) -> list[dict[str, 
                                   "line": failed["line"]},
                     "user": failed["user"], "dims": [], "made_dynamic": None,
                     # the guarded value is an argument of the user's own function
-                    "own_frame": is_user_file(c.filename, user_code) and not parent}
+                    "own_frame": is_user_file(c.filename, user_code) and not parent,
+                    # the replaced compile's shapes: the symbol, and the line that guarded it
+                    "shape": _size_origin(recording, fg, c.generation)}
             cause["recompiles"].append(c.compile_id)
             cause["values"].append(fg.seen)
             if fg.kind == "DICT_LENGTH":
@@ -326,6 +339,21 @@ def _causes(recording: Recording, user_code: tuple[str, ...]) -> list[dict[str, 
                     other["advice"] = [f"read by the same line as {cause['name']}: "
                                        f"{cause['advice'][0]}"] if cause["advice"] else []
     return causes
+
+
+def _size_origin(recording: Recording, fg: FailedGuard, generation: int) -> dict[str, Any] | None:
+    """Where a failed size guard came from in the compile that held it (its shapes)."""
+    source = fg.source or ""
+    if fg.kind == "TENSOR_MATCH" and fg.what == "size":
+        return None   # a static size: no symbol, no symbolic guard
+    if not re.search(r"\.size\(\)\[\d+\]$", source):
+        return None
+    old = [c for c in recording.compiles if c.compile_id == fg.compile_id
+           and c.generation == generation]
+    origin = shapes.size_origin(old[-1].shapes, source) if old else None
+    if origin is not None:
+        origin["statement"] = shapes.origin_statement(origin, fg.compile_id)
+    return origin
 
 
 def _shown(fg: FailedGuard) -> str:
@@ -639,6 +667,8 @@ def text_of(data: dict[str, Any], *, teach: bool = False) -> str:
                    f"[{', '.join(cause['recompiles'])}]")
         out.append(f"  guard: {cause['kind']} {cause['source'] or ''}".rstrip())
         out += _user_lines(cause["installed"], cause["user"], "  ")
+        if (cause.get("shape") or {}).get("statement"):
+            out.append(f"  shape: {cause['shape']['statement']}")
         if cause["user"] is None and cause["installed"].get("lineno") is not None:
             out.append("  (no line of yours in the chain: this frame is library code that "
                        "Dynamo compiled as a frame of its own)")

@@ -166,3 +166,75 @@ def why(framework: str) -> str:
     return ""
 
 
+
+
+# -- answers ---------------------------------------------------------------------------
+
+
+def _line_text(user: str | None) -> str | None:
+    """The user's line from torch's note (`if x.shape[0] > 8:  # f.py:6 in g`)."""
+    if not user:
+        return None
+    text = user.rsplit("  # ", 1)[0].strip()
+    return text or None
+
+
+def size_origin(shapes: Shapes | None, source: str) -> dict[str, Any] | None:
+    """What a compile's shapes say of the size `source` (`L['x'].size()[0]`): the symbol it
+    was, its range, how the dimension became dynamic, what it was specialized or tied to,
+    and each symbolic guard on it with the step, line and operation that added it. None
+    when the compile holds nothing on it."""
+    if shapes is None:
+        return None
+    dim = shapes.dim(source)
+    sym = shapes.symbol(dim.value) if dim is not None and dim.dynamic else None
+    if sym is None:
+        sym = next((s for s in shapes.symbols if source in s.sources), None)
+    if sym is None and dim is None:
+        return None
+    out: dict[str, Any] = {"source": source, "how": dim.how if dim else None,
+                           "marks": list(dim.marks) if dim else [],
+                           "value": dim.value if dim else None, "symbol": None}
+    if sym is None:
+        return out
+    names = [sym.name] + ([sym.replacement] if sym.replacement and not is_number(sym.replacement)
+                          else [])
+    guards = []
+    for g in shapes.guards:
+        if any(re.search(rf"\b{re.escape(n)}\b", g.expr) for n in names):
+            guards.append({"expr": g.expr, "step": g.step, "lineno": g.lineno,
+                           "function": g.function, "line": _line_text(g.user), "why": g.why,
+                           "node": g.node})
+    number = sym.replacement is not None and is_number(sym.replacement)
+    out.update({"symbol": sym.name, "range": sym.range, "sources": list(sym.sources),
+                "specialized_to": sym.replacement if number else None,
+                "tied_to": sym.replacement if sym.replacement and not number else None,
+                "guards": guards})
+    return out
+
+
+def origin_statement(origin: dict[str, Any] | None, compile_id: str) -> str | None:
+    """One sentence: where the guards on a size came from in compile `compile_id`."""
+    if not origin or not origin.get("symbol"):
+        return None
+    said = (f"in [{compile_id}] {origin['source']} was the symbol {origin['symbol']}"
+            + (f" ({origin['how']})" if origin.get("how") else "")
+            + f", range {origin['range']}")
+    asked = [g for g in origin["guards"] if g["lineno"] is not None]
+    if asked:
+        parts = []
+        for g in asked[:3]:
+            part = f"{g['expr']} by line {g['lineno']}"
+            if g["line"]:
+                part += f" `{g['line']}`"
+            if g["why"]:
+                part += f" ({g['why']})"
+            if g["step"] is not None:
+                part += f", step {g['step']}"
+            parts.append(part)
+        said += "; guarded " + "; ".join(parts)
+    if origin.get("specialized_to") is not None:
+        said += f"; specialized to {origin['specialized_to']}"
+    elif origin.get("tied_to"):
+        said += f"; tied to {origin['tied_to']} (one symbol for both)"
+    return said

@@ -157,7 +157,18 @@ def test_a_failed_compile_is_said_never_as_success(tmp_path):
     assert data["summary"]["failed"] == 1
     assert "maybe_mark_dynamic(x, 0)" in frame["advice"][0]
     # Dynamo's whole message is kept: the dimension, its constant and the user's line
-    assert frame["failure"] == {"name": "x", "dim": 0, "constant": "4", "file": frame["file"],
+    failure = dict(frame["failure"])
+    shape = failure.pop("shape")
+    assert failure.pop("source") == "L['x'].size()[0]"
+    # the recording's shapes say which symbol, which step and which operation did it
+    assert shape["how"] == "specialized" and shape["marks"] == ["mark_dynamic"]
+    assert shape["specialized_to"] == "4" and shape["sources"] == ["L['x'].size()[0]"]
+    [guard] = shape["guards"]
+    assert guard["expr"] == f"Eq({shape['symbol']}, 4)" and guard["why"].startswith("a broadcast")
+    step = rec.compiles[0].steps[guard["step"]]
+    assert step.opname == "BINARY_OP" and list(step.nodes_added)[-1] == guard["node"] == "add"
+    assert f"set to 4 at step {guard['step']}, node add" in text
+    assert failure == {"name": "x", "dim": 0, "constant": "4", "file": frame["file"],
                                 "lineno": frame["lineno"] + 1, "function": "f",
                                 "line": "return x + y  # user line"}
     assert "specialized it to the constant 4, at line" in text
