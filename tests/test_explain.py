@@ -278,3 +278,42 @@ def test_the_code_after_a_break_is_counted_as_a_compile_and_said_with_its_functi
         "2 compiles (1 of them the code after a graph break, said with the function it continues)")
     assert (f"as a function of its own: [{resume.compile_id}], which had no tensor operations "
             "and runs as plain Python") in frame["statement"]
+
+
+def prints_its_shape(x):
+    y = x * 2
+    print("shape", tuple(y.shape))   # a graph break
+    return y.sum()
+
+
+def test_the_viewer_is_shipped_explains_statements_for_every_compile():
+    import torch
+
+    import capture
+    from capture.explain import compile_answer, explanation
+    from widgets.viewer import viewer_state
+
+    torch._dynamo.reset()
+    compiled = torch.compile(prints_its_shape, backend="eager")
+    with capture.record() as rec:
+        compiled(torch.ones(3))
+        compiled(torch.ones(5))   # a recompile: the size changed
+    torch._dynamo.reset()
+    shipped = viewer_state(rec)["answers"]
+    data = explanation(rec)
+    assert len(shipped) == len(rec.compiles)
+    assert any(a["causes"] for a in shipped) and any(a["graph_breaks"] for a in shipped)
+    for c, a in zip(rec.compiles, shipped):
+        said = compile_answer(rec, c.compile_id)
+        assert a["compile_id"] == c.compile_id
+        assert a["statements"] == said["statements"] and a["advice"] == said["advice"]
+        assert [x["statement"] for x in a["causes"]] == [x["statement"] for x in said["causes"]]
+        assert [(b["lineno"], b["reason"], b["advice"], b["user"]) for b in a["graph_breaks"]] == \
+            [(b["lineno"], b["reason"], b["advice"], b["user"]) for b in said["graph_breaks"]]
+        fgs = (said["recompile"] or {}).get("failed_guards", [])
+        assert [(g["source"], g["expected"], g["seen"], g["user"]) for g in a["failed_guards"]] == \
+            [(g["source"], g["expected"], g["seen"], g["user"]) for g in fgs]
+        # every statement shipped is one explain makes of the whole recording
+        assert set(a["statements"]) <= {f["statement"] for f in data["frames"]} | {
+            x["statement"] for x in data["causes"]}
+        assert set(a["advice"]) <= set(data["advice"])

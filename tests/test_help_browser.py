@@ -146,8 +146,10 @@ def check_words(page, root, recording) -> None:
         page.mouse.move(1, 1)
         page.wait_for_function("t => t.hidden", arg=tip.element_handle(), timeout=2_000)
         assert word.get_attribute("aria-describedby") is None
-        # The keyboard reaches it (it is focusable) and focus shows the same help.
-        assert word.get_attribute("tabindex") == "0", selector
+        # The keyboard reaches it (it is focusable: ↓ ↑ from its pane's one tab stop, roving.js)
+        # and focus shows the same help.
+        assert word.get_attribute("tabindex") == "-1", selector
+        assert word.evaluate("w => w.closest('.dl-pane-body').tabIndex") == 0, selector
         word.focus()
         assert word.evaluate("w => document.activeElement === w")
         page.wait_for_function("t => !t.hidden", arg=tip.element_handle(), timeout=2_000)
@@ -206,13 +208,20 @@ def test_a_graph_break_shows_its_gb_id_explanation_and_hints_in_the_page(page_of
 # -- keyboard only --------------------------------------------------------------------------------
 
 def tab_to(page, root, selector: str, limit: int = 600) -> None:
-    """Press Tab until the focus is on an element matching `selector` inside the viewer."""
+    """Reach an element matching `selector` inside the viewer from the keyboard: from where the
+    focus is, ↓ inside its pane (roving.js), else Tab on to the next pane and ↓ there."""
+    at = "([r, s]) => r.contains(document.activeElement) && document.activeElement.matches(s)"
     for _ in range(limit):
+        if page.evaluate("() => { window.dlFrom = document.activeElement; return !!dlFrom.closest('.dl-pane-body'); }"):
+            page.keyboard.press("ArrowDown")
+            if page.evaluate(at, [root.element_handle(), selector]):
+                return
+            if page.evaluate("() => document.activeElement !== window.dlFrom"):
+                continue   # moved on inside the pane; at its last item, Tab on
         page.keyboard.press("Tab")
-        if page.evaluate("([r, s]) => r.contains(document.activeElement) && document.activeElement.matches(s)",
-                         [root.element_handle(), selector]):
+        if page.evaluate(at, [root.element_handle(), selector]):
             return
-    raise AssertionError(f"Tab never reached {selector}")
+    raise AssertionError(f"the keyboard never reached {selector}")
 
 
 def check_keyboard_provenance(page, root) -> None:

@@ -30,7 +30,7 @@ CSS = (HERE / "viewer.css").read_text(encoding="utf-8")
 
 def test_the_state_holds_the_recording_once_as_gzip_compressed_engine_json(viewer_recording):
     state = viewer_state(viewer_recording)
-    assert set(state) == {"data", "graphs", "titles", "comparisons", "help", "compile", "step", "predict",
+    assert set(state) == {"data", "graphs", "titles", "comparisons", "answers", "help", "compile", "step", "predict",
                           "predictions"}
     text = gzip.decompress(state["data"]).decode("utf-8")
     assert text == viewer_recording.to_json(columns=True, separators=(",", ":"))

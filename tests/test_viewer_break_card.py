@@ -182,3 +182,53 @@ def test_opening_the_folds_never_squeezes_a_pane_the_viewer_grows(browser, recor
         assert tree.evaluate("e => e.clientHeight") >= 4 * opened[0]["row"], "the fold's own pane is readable"
     finally:
         context.close()
+
+
+def test_the_compile_menu_and_the_card_say_what_explain_says(browser, page_path, recording, restarted_recompile):
+    from capture.explain import compile_answer
+
+    c = recording.compiles[restarted_recompile]
+    said = compile_answer(recording, c.compile_id)
+    [gb] = said["graph_breaks"]
+    [cause] = said["causes"]
+    assert gb["advice"] and cause["advice"] and said["frame"]["statement"]
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    errors: list[str] = []
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(page_path.resolve().as_uri())
+        page.wait_for_selector(".dl-viewer[data-ready='1']", timeout=30_000)
+        root = page.locator(".dl-viewer").first
+        # beside the compile menu: explain's statement of the frame, the cause with its guard
+        # and the user's line, then every fix, each as explain words it
+        answer = root.locator(".dl-bar .dl-answer")
+        assert answer.is_visible()
+        assert said["frame"]["statement"] in answer.locator(".dl-answer-outcome").text_content()
+        line = answer.locator(".dl-answer-cause").text_content()
+        assert cause["statement"] in line and f"guard: {cause['kind']} {cause['source']}" in line
+        assert answer.locator(".dl-answer-cause code").text_content().endswith(cause["user"]["line"])
+        assert answer.locator(".dl-answer-fix").all_text_contents() == [f"fix: {a}" for a in said["advice"]]
+        assert "reorderable_logging_functions.add(print)" in gb["advice"][0]
+        # the menu's option says the same, as its title
+        title = root.locator(f".dl-compile option[value='{restarted_recompile}']").get_attribute("title")
+        assert cause["statement"] in title and all(f"fix: {a}" in title for a in said["advice"])
+        # the card at the break: the user's line as explain gives it, and explain's fix, no other
+        root.focus()
+        page.keyboard.press("b")
+        page.wait_for_selector(".dl-caption-bar .dl-card", timeout=5_000)
+        card = root.locator(".dl-caption-bar .dl-card")
+        assert card.locator(".dl-card-fix").all_text_contents() == [f"Fix: {a}" for a in gb["advice"]]
+        # the user's line is the break's own line here: the card says it once, in its head
+        assert card.locator(".dl-card-user").count() == 0
+        # a compile that did not recompile has no cause to say
+        first = next(k for k, x in enumerate(recording.compiles) if x.replaces is None and x.graph_break is not None
+                     and x.outcome != "restarted")
+        root.locator(".dl-compile").select_option(str(first))
+        page.wait_for_function("r => !r.querySelector('.dl-bar .dl-answer-cause')", arg=root.element_handle(), timeout=5_000)
+        first_said = compile_answer(recording, recording.compiles[first].compile_id)
+        assert not first_said["causes"]
+        assert answer.locator(".dl-answer-fix").all_text_contents() == [f"fix: {a}" for a in first_said["advice"]]
+        assert errors == [], errors
+    finally:
+        context.close()

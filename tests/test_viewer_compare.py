@@ -269,6 +269,25 @@ def test_compare_sets_the_recompile_beside_the_compile_it_replaces(opened, pages
 
 
 @pytest.mark.browser
+def test_compare_says_what_explain_says_of_the_recompile(opened, pages, recordings):
+    from capture.explain import compile_answer
+
+    for name in ("shape", "global"):
+        rec = recordings[name]
+        said = compile_answer(rec, rec.compiles[-1].compile_id)
+        assert said["causes"] and said["advice"], name
+        p = opened(pages[name])
+        p.root.get_by_role("button", name="compare", exact=True).click()
+        why = p.compare().locator(".dl-cmp-why")
+        assert why.locator(".dl-cmp-explain").text_content() == \
+            f"What dynamo-lab explain says of [{rec.compiles[-1].compile_id}]"
+        causes = why.locator(".dl-cmp-answer .dl-answer-cause").all_text_contents()
+        assert [c["statement"] in t for c, t in zip(said["causes"], causes)] == [True] * len(said["causes"])
+        assert len(causes) == len(said["causes"])
+        assert why.locator(".dl-cmp-answer .dl-answer-fix").all_text_contents() == [f"fix: {a}" for a in said["advice"]]
+
+
+@pytest.mark.browser
 def test_d_goes_to_the_first_divergence_and_stepping_moves_both_sides(opened, pages, recordings):
     rec = recordings["shape"]
     d = capture.compare(rec, "0/0", "0/1").divergence

@@ -31,7 +31,7 @@ LAYERS = {
     "decode.js": 1, "recording.js": 1, "bytecode.js": 1, "dom.js": 1, "help.js": 1, "scroll.js": 1, "zoom.js": 1,
     "navigation.js": 1, "timeline.js": 1, "cull.js": 1, "stages.js": 1,
     "compare.js": 1, "compile-menu.js": 1, "sync.js": 1,
-    "guards.js": 1, "search.js": 2, "stepfields.js": 1, "break-card.js": 1,
+    "guards.js": 1, "search.js": 2, "stepfields.js": 1, "break-card.js": 1, "answers.js": 1, "roving.js": 1,
 }
 
 

@@ -122,6 +122,16 @@ def comparisons_gzip(recording: Recording) -> bytes:
                          compresslevel=6, mtime=0)
 
 
+def answers(recording: Recording) -> list[dict[str, Any]]:
+    """What `dynamo-lab explain` says about each compile, entry k for `recording.compiles[k]`
+    (capture.explain `viewer_answers`: the outcome, the user's lines, the failed guards and
+    the fixes, from one explanation of the whole recording): the compile menu, the break
+    card and the compare view show these words and no others of their own."""
+    from capture.explain import viewer_answers   # reads the installed torch's graph-break registry
+
+    return viewer_answers(recording)
+
+
 def viewer_state(recording: Recording, compile: str | int | None = 0,
                  step: int = 0) -> dict[str, Any]:
     """Every value the front end needs, by trait name: what TraceViewer syncs and what a
@@ -133,6 +143,8 @@ def viewer_state(recording: Recording, compile: str | int | None = 0,
         "titles": [c.title() for c in recording.compiles],
         # two compiles of one frame side by side (compare mode), see comparisons()
         "comparisons": comparisons_gzip(recording),
+        # explain's statements, per compile (see answers())
+        "answers": answers(recording),
         # what each opcode, tracker class, guard kind and symbol means (capture/help.json)
         "help": help_for(recording),
         "compile": k,

@@ -444,9 +444,14 @@ export function crumbs(s) {
 
 // -- a pane: a title and a body, each replaced only when what it shows changed --------------
 
+let paneCount = 0;   // ids for the panes' titles, unique in the page
+
+/** A pane: its title (a heading) and its body, the pane's one tab stop (roving.js), named
+ * by the title. */
 export function pane(cls, title) {
-  const head = h("div", { class: "dl-title", role: "heading", "aria-level": 3 }, title);
-  const body = h("div", { class: "dl-pane-body" });
+  const id = `dl-pane-title-${++paneCount}`;
+  const head = h("div", { class: "dl-title", role: "heading", "aria-level": 3, id }, title);
+  const body = h("div", { class: "dl-pane-body", tabindex: 0, role: "group", "aria-labelledby": id });
   const el = h("div", { class: `dl-pane ${cls}` }, head, body);
   return { el, head, body, key: undefined };
 }
@@ -516,9 +521,10 @@ export function sync(parent, rows) {
   }
 }
 
-/** A row that only says something (`… 3 line(s) above`): made again when its text changes. */
-export function textRow(cls, text) {
-  return { key: `${cls}:${text}`, make: () => h("span", { class: cls }, text) };
+/** A row that only says something (`… 3 line(s) above`): made again when its text changes;
+ * `tag` "li" for a row of a list. */
+export function textRow(cls, text, tag = "span") {
+  return { key: `${cls}:${text}`, make: () => h(tag, { class: cls }, text) };
 }
 
 // ---- js/help.js ------------------------------------------------------------------------------
@@ -1024,62 +1030,6 @@ export function divergenceTarget(rec, comparisons, k, other) {
   return { compile: to, step, note: `The first divergence: ${dv.instruction} on line ${dv.lineno} (${dv.why}).` };
 }
 
-// ---- js/compile-menu.js ----------------------------------------------------------------------
-
-// The compile selector: every compile with how it relates to those before it (a recompile
-// of [0/0] and the guard that failed, a resume of [0/0_1] after its graph break), and
-// compare mode's button and second selector (the compile set beside the one shown).
-// Part of the controls (controls.js puts these in the bar and paints them).
-
-/** The text of compile k's option: its title and its relation. */
-export function compileOption(rec, titles, k) {
-  const relation = relationOf(rec, k);
-  return compileTitle(titles, rec.compiles[k], k) + (relation ? ` · ${relation}` : "");
-}
-
-/** {selector, compare, partner, els, selectCompile(c, k), paint(view), disable()}; `mode` is
- * compare mode (panes/compare.js CompareMode): its button and second selector act on it. */
-export function compileMenu(rec, titles, mode) {
-  const selector = h("select", { class: "dl-compile", title: "the compile shown" },
-    rec.compiles.map((c, k) => h("option", { value: k }, compileOption(rec, titles, k))));
-  const compare = h("button", {
-    class: "dl-button dl-compare-toggle", type: "button", "data-cmp-action": "compare", "aria-pressed": "false",
-    title: "compare mode: this compile beside another compile of its frame, what differs and why it recompiled (C)",
-  }, "compare");
-  const partner = h("select", { class: "dl-partner", title: "the compile set beside the one shown", "aria-label": "compare with", hidden: true });
-  let listed = null;   // the compile whose partners `partner` lists
-  if (mode) partner.addEventListener("change", () => mode.choose(partner.value === "" ? null : Number(partner.value)));
-
-  function selectCompile(c, k) {
-    selector.value = String(k);
-    compare.disabled = !framePartners(rec, k).length && !refusals(rec, [k]).length;
-  }
-
-  function paint(view) {
-    const on = !!(mode && mode.on);
-    if (compare.getAttribute("aria-pressed") !== String(on)) compare.setAttribute("aria-pressed", String(on));
-    compare.classList.toggle("dl-on", on);
-    partner.hidden = !on;
-    if (!on) return;
-    if (listed !== view.k) {
-      listed = view.k;
-      const ks = framePartners(rec, view.k);
-      partner.replaceChildren(...(ks.length ?
-        ks.map((j) => h("option", { value: j }, `beside ${compileTitle(titles, rec.compiles[j], j)}`)) :
-        [h("option", { value: "" }, "no other compile of this frame")]));
-      partner.disabled = !ks.length;
-    }
-    const value = mode.partner == null ? "" : String(mode.partner);
-    if (partner.value !== value) partner.value = value;
-  }
-
-  function disable() {
-    selector.disabled = compare.disabled = partner.disabled = true;
-  }
-
-  return { selector, compare, partner, els: [selector, compare, partner], selectCompile, paint, disable };
-}
-
 // ---- js/navigation.js ------------------------------------------------------------------------
 
 // Where a step is and how to get elsewhere: the file and line a learner knows it by, the
@@ -1274,6 +1224,149 @@ export function navigate(action, c, i) {
     return { to: t.to, note: t.clamped ? `Steps are numbered 0 to ${lastStep(c)}: this is step ${t.to}.` : null };
   }
   return undefined;
+}
+
+// ---- js/answers.js ---------------------------------------------------------------------------
+
+// What `dynamo-lab explain` says about each compile, as the kernel shipped it
+// (widgets/viewer/state.py `answers`, capture/explain.py `viewer_answers`, entry k for
+// compile k), kept beside the decoded recording (which stays exactly what the engine
+// wrote): the compile menu, the break card and the compare view say these words and make
+// up none of their own. Pure functions (no DOM): node imports this file and tests it.
+
+const shipped = new WeakMap();   // a decoded recording -> its answers
+
+/** Keep `answers` (the model's `answers`) as what explain says of recording `rec`'s compiles. */
+export function setAnswers(rec, answers) {
+  shipped.set(rec, Array.isArray(answers) ? answers : []);
+}
+
+/** What explain says about compile k (capture/explain.py `viewer_answers`), or null: none
+ * was shipped, or it names another compile. */
+export function answerOf(rec, k) {
+  const all = shipped.get(rec);
+  const a = all && all[k];
+  return a && a.compile_id === (rec.compiles[k] || {}).compile_id ? a : null;
+}
+
+/** `file:line:  text` of a place explain names, or null. */
+export function placeText(p) {
+  if (!p || p.lineno == null) return null;
+  return `${fileLabel(p.file)}:${p.lineno}` + (p.line ? `:  ${p.line}` : "");
+}
+
+/** Explain's answer for compile k as lines, as explain prints them: {kind, text, user}
+ * with `user` the user's own line (`file:line:  text`) where explain names one: its
+ * function's statement, each cause of its recompile with its guard, each graph break it
+ * met, each refusal, each fix. [] when explain says nothing of it. */
+export function answerLines(rec, k) {
+  const a = answerOf(rec, k);
+  if (!a) return [];
+  const out = [];
+  if (a.frame) out.push({ kind: "outcome", text: `${a.frame.function}: ${a.frame.statement}`, user: null });
+  for (const c of a.causes) {
+    out.push({ kind: "cause", user: placeText(c.user),
+      text: `recompiles of ${c.function}${c.expected ? " (expected)" : ""}: ${c.statement} · guard: ${c.kind} ${c.source || ""}`.trim() });
+  }
+  for (const b of a.graph_breaks) {
+    const elsewhere = b.user && (b.user.file !== b.file || b.user.lineno !== b.lineno);
+    out.push({ kind: "break", user: elsewhere ? placeText(b.user) : null,
+      text: `graph break in ${b.function} at ${fileLabel(b.file)}:${b.lineno}: ${b.reason}` + (b.gb_id ? ` (${b.gb_id})` : "") });
+  }
+  for (const r of a.refusals) out.push({ kind: "refused", text: `refused (${r.kind}): ${r.message}`, user: null });
+  for (const fix of a.advice) out.push({ kind: "fix", text: `fix: ${fix}`, user: null });
+  return out;
+}
+
+/** A line of `answerLines` as plain text. */
+export function answerLineText(x) {
+  return x.text + (x.user ? ` · your line: ${x.user}` : "");
+}
+
+/** The user's own line explain names for a guard that failed on the call that made
+ * compile `later` ({compile_id, kind, source, what}), as `placeText`; null where explain
+ * names none or it is the line that installed the guard. */
+export function failedGuardUser(rec, later, fg) {
+  const a = later == null ? null : answerOf(rec, later);
+  const g = a && a.failed_guards.find((x) => x.compile_id === fg.compile_id && x.kind === fg.kind &&
+    x.source === fg.source && (x.what || null) === (fg.what || null));
+  return g && g.user && (g.user.file !== g.file || g.user.lineno !== g.lineno) ? placeText(g.user) : null;
+}
+
+// ---- js/compile-menu.js ----------------------------------------------------------------------
+
+// The compile selector: every compile with how it relates to those before it (a recompile
+// of [0/0] and the guard that failed, a resume of [0/0_1] after its graph break), and
+// compare mode's button and second selector (the compile set beside the one shown).
+// Beside the selector, what `dynamo-lab explain` says about the compile shown (its
+// function's outcome, the causes of its recompile with the guard and the user's line, the
+// fixes): the kernel's words (widgets/viewer/state.py `answers`), never the viewer's own.
+// Part of the controls (controls.js puts these in the bar and paints them).
+
+/** The text of compile k's option: its title and its relation. */
+export function compileOption(rec, titles, k) {
+  const relation = relationOf(rec, k);
+  return compileTitle(titles, rec.compiles[k], k) + (relation ? ` · ${relation}` : "");
+}
+
+/** Explain's answer for compile k, put into `el` (text only: program text is data); `el`
+ * is hidden when explain says nothing of it. */
+export function fillAnswer(el, rec, k) {
+  const lines = answerLines(rec, k);
+  el.hidden = !lines.length;
+  el.replaceChildren(...lines.map((x, j) => h("div", { class: `dl-answer-line dl-answer-${x.kind}` },
+    j ? null : h("b", { class: "dl-answer-title" }, "dynamo-lab explain: "),
+    x.text, x.user ? [" · your line: ", code(x.user)] : null)));
+  return el;
+}
+
+/** {selector, compare, partner, els, selectCompile(c, k), paint(view), disable()}; `mode` is
+ * compare mode (panes/compare.js CompareMode): its button and second selector act on it. */
+export function compileMenu(rec, titles, mode) {
+  const selector = h("select", { class: "dl-compile", title: "the compile shown" },
+    rec.compiles.map((c, k) => h("option", {
+      value: k, title: answerLines(rec, k).map(answerLineText).join("\n") || null,
+    }, compileOption(rec, titles, k))));
+  const answer = h("div", {   // explain's words on the compile shown
+    class: "dl-answer", hidden: true, role: "note", "aria-label": "what dynamo-lab explain says about this compile",
+  });
+  const compare = h("button", {
+    class: "dl-button dl-compare-toggle", type: "button", "data-cmp-action": "compare", "aria-pressed": "false",
+    title: "compare mode: this compile beside another compile of its frame, what differs and why it recompiled (C)",
+  }, "compare");
+  const partner = h("select", { class: "dl-partner", title: "the compile set beside the one shown", "aria-label": "compare with", hidden: true });
+  let listed = null;   // the compile whose partners `partner` lists
+  if (mode) partner.addEventListener("change", () => mode.choose(partner.value === "" ? null : Number(partner.value)));
+
+  function selectCompile(c, k) {
+    selector.value = String(k);
+    fillAnswer(answer, rec, k);
+    compare.disabled = !framePartners(rec, k).length && !refusals(rec, [k]).length;
+  }
+
+  function paint(view) {
+    const on = !!(mode && mode.on);
+    if (compare.getAttribute("aria-pressed") !== String(on)) compare.setAttribute("aria-pressed", String(on));
+    compare.classList.toggle("dl-on", on);
+    partner.hidden = !on;
+    if (!on) return;
+    if (listed !== view.k) {
+      listed = view.k;
+      const ks = framePartners(rec, view.k);
+      partner.replaceChildren(...(ks.length ?
+        ks.map((j) => h("option", { value: j }, `beside ${compileTitle(titles, rec.compiles[j], j)}`)) :
+        [h("option", { value: "" }, "no other compile of this frame")]));
+      partner.disabled = !ks.length;
+    }
+    const value = mode.partner == null ? "" : String(mode.partner);
+    if (partner.value !== value) partner.value = value;
+  }
+
+  function disable() {
+    selector.disabled = compare.disabled = partner.disabled = true;
+  }
+
+  return { selector, compare, partner, answer, els: [selector, compare, partner, answer], selectCompile, paint, disable };
 }
 
 // ---- js/timeline.js --------------------------------------------------------------------------
@@ -1496,7 +1589,7 @@ export const KEY_HELP = [
   ["C · D", "compare mode: this compile beside another of its frame · go to their first divergence"],
   ["P", "predict mode"], ["Enter · S · 1–9", "in predict mode: reveal · skip · choose an answer"],
   ["+ − 0", "zoom the graph in / out / back"], ["Shift+arrows", "pan the graph"],
-  ["Tab, Enter", "reach a guard or a graph node and follow it to its step"], ["?", "show or hide this list"],
+  ["Tab · ↓ ↑ · Enter", "Tab: the next pane (one stop each) · ↓ ↑: its rows, guards or graph nodes · Enter: follow one to its step"], ["?", "show or hide this list"],
 ];
 
 /** The timeline's marks, as the keys list explains them: [class, what it marks]. */
@@ -1585,6 +1678,7 @@ export function controls(rec, titles, compareMode) {
   buttons.keys.setAttribute("aria-expanded", "false");
   const menu = compileMenu(rec, titles, compareMode);   // the compile selector, compare mode's toggle
   const selector = menu.selector;
+  if (!selector.hasAttribute("aria-label")) selector.setAttribute("aria-label", "compile shown");
   const slider = h("input", { class: "dl-slider", type: "range", min: 0, max: 0, value: 0, title: "step", "aria-label": "step" });
   const position = h("span", { class: "dl-position dl-stepno" });
   const goto = h("input", { class: "dl-goto", type: "text", inputmode: "numeric", size: 7, placeholder: "go to step",
@@ -1593,7 +1687,7 @@ export function controls(rec, titles, compareMode) {
   const keys = keysPanel();
   const b = buttons;
   const bar = h("div", { class: "dl-bar" }, menu.els);
-  const speed = h("select", { class: "dl-speed", title: "how fast play steps" },
+  const speed = h("select", { class: "dl-speed", title: "how fast play steps", "aria-label": "play speed" },
     [1, 2, 4, 8, 16].map((x) => h("option", { value: x }, `${x}×`)));
   const steps = h("div", { class: "dl-controls" }, b.first, b.back, b.play, speed, b.forward, b.last,
     h("div", { class: "dl-track" }, slider, strip.el), position, goto);
@@ -2383,8 +2477,10 @@ function asked(q, answer) {
 // message runs its explanation and hints together ("… Explanation: … Hint: … Hint: …");
 // the card takes them apart: the reason with its GB id and link, the user's line, the
 // explanation, each hint on its own line, and what Dynamo does next (restarts the frame,
-// or compiles what it has and resumes after the line). Pure functions of the recording
-// (no DOM): node imports this file and tests it; panes/caption.js paints the card.
+// or compiles what it has and resumes after the line), and what `dynamo-lab explain` says
+// of that break (the user's own line, the fix): the kernel's words, not the card's. Pure
+// functions of the recording (no DOM): node imports this file and tests it;
+// panes/caption.js paints the card.
 
 /** A link the card may open: an https address, else null (the recording's text is data). */
 export function safeLink(link) {
@@ -2403,8 +2499,20 @@ export function afterBreak(c) {
   return { kind: "stop" };
 }
 
+/** What explain says of compile k's graph break (capture/explain.py `viewer_answers`): its
+ * entry for the break at the same line with the same reason, else the one with the same
+ * reason (an attempt restarted before the break stops at its caller's line), else null. */
+export function breakAnswer(rec, k) {
+  const c = rec.compiles[k], a = answerOf(rec, k);
+  const gb = c && c.graph_break;
+  if (!gb || !a) return null;
+  const same = a.graph_breaks.filter((b) => b.reason === gb.reason);
+  return same.find((b) => b.lineno === gb.lineno) || same[0] || null;
+}
+
 /** The card for compile k's graph break, or null when it has none: {lineno, line, reason,
- * id, type, link, explanation, hints, general, context, also, after}. */
+ * id, type, link, explanation, hints, general, context, also, after, answer (explain's
+ * entry for it, see breakAnswer, or null)}. */
 export function breakCard(rec, k) {
   const c = rec.compiles[k];
   const gb = c && c.graph_break;
@@ -2424,6 +2532,7 @@ export function breakCard(rec, k) {
     context: help.context,
     also: help.also,
     after: afterBreak(c),
+    answer: breakAnswer(rec, k),
   };
 }
 
@@ -2445,7 +2554,7 @@ export function recordingHeader(rec) {
   const facts = [`${rec.compiles.length} compile(s)`, `${stepCount(rec)} steps`];
   if (rec.counters && rec.counters.graph_breaks != null) facts.push(`${rec.counters.graph_breaks} graph break(s)`);
   if (rec.torch_version) facts.push(`torch ${rec.torch_version}`);
-  const out = [h("div", { class: "dl-head" }, h("b", null, "Recording"), h("span", { class: "dl-dim" }, ` · ${facts.join(" · ")}`))];
+  const out = [h("div", { class: "dl-head", role: "heading", "aria-level": 2 }, h("b", null, "Recording"), h("span", { class: "dl-dim" }, ` · ${facts.join(" · ")}`))];
   if (rec.ended_by) {
     out.push(h("div", { class: "dl-banner dl-error" }, "Ended by the exception ", code(rec.ended_by),
       ": what was recorded until then is shown."));
@@ -2570,6 +2679,19 @@ function afterText(after) {
   return [];
 }
 
+/** What explain says of the break (its user line where it is not the card's, its fix, its
+ * note), as the card's second block; null when explain says none of these. */
+function answerPart(card) {
+  const a = card.answer;
+  if (!a) return null;
+  const rows = [];
+  const user = a.user && (a.user.file !== a.file || a.user.lineno !== a.lineno) ? placeText(a.user) : null;
+  if (user) rows.push(h("div", { class: "dl-card-user" }, "Your line: ", code(user)));
+  for (const fix of a.advice) rows.push(h("div", { class: "dl-card-fix" }, h("b", null, "Fix: "), fix));
+  if (a.note) rows.push(h("div", { class: "dl-card-note" }, `Note: ${a.note}`));
+  return rows.length ? h("div", { class: "dl-card-answer", title: "what dynamo-lab explain says of this break" }, rows) : null;
+}
+
 /** The break card (break-card.js `breakCard`) as one block: the reason with its GB id, the
  * user's line, Dynamo's explanation, each hint on its own line, what Dynamo does next, the
  * link and the other compiles that met the same break. Focusable, so the keyboard reaches it. */
@@ -2580,6 +2702,8 @@ export function breakCardElement(card) {
     card.lineno != null || card.line ? h("span", { class: "dl-card-line" }, " · ", card.lineno != null ? `line ${card.lineno}` : "",
       card.line ? [": ", code(card.line)] : "") : null);
   const out = [head];
+  const said = answerPart(card);
+  if (said) out.push(said);
   if (card.explanation) out.push(h("div", { class: "dl-gb-explanation" }, card.explanation));
   if (card.hints.length) {
     out.push(h("div", { class: "dl-card-hints" }, h("span", { class: "dl-gb-hints-title" }, "Dynamo's hints"),
@@ -3256,7 +3380,10 @@ export function renameAt(r, i) {
   if (!r) return;
   const name = nameAt(r.node, i);
   const text = name === r.node.name ? r.line : name;
-  if (r.text.textContent !== text) r.text.textContent = text;
+  if (r.text.textContent !== text) {
+    r.text.textContent = text;
+    if (r.rest != null) r.text.parentNode.setAttribute("aria-label", text + r.rest);   // its name begins with what it shows
+  }
 }
 
 // ---- js/panes/graph.js -----------------------------------------------------------------------
@@ -3330,7 +3457,7 @@ function makeDrawing(c, g) {
   const renamed = [], renamedOf = [];   // the renamed nodes' first label lines; per rank
   const edgesAt = order.map(() => []);   // per rank: the edges revealed with that node
   for (const e of g.edges) edgesAt[Math.max(rank[e.tail], rank[e.head])].push(e);
-  const root = svgElement("svg", { class: "dl-graph-svg", role: "img", "aria-label": "the FX graph" });
+  const root = svgElement("svg", { class: "dl-graph-svg", role: "group", "aria-label": "the FX graph" });
   const view = svgElement("g", { class: "dl-view" });
   const edges = svgElement("g", { class: "dl-edges" });
   const nodes = svgElement("g", { class: "dl-nodes" });
@@ -3355,15 +3482,18 @@ function makeDrawing(c, g) {
     const tip = svgElement("title");
     tip.textContent = nodeTip(c, k);
     el.append(tip);
-    // Reached with Tab and followed with Enter (viewer.js): keyboard-only provenance.
-    for (const [a, v] of [["tabindex", "0"], ["role", "button"], ["aria-label", tip.textContent]]) el.setAttribute(a, v);
+    // Reached with ↓ ↑ in the pane (roving.js) and followed with Enter (help.js): keyboard-only
+    // provenance. Its name begins with the words drawn in it, then says what the tooltip says.
+    const label = `${n.lines.join(" ")} · ${tip.textContent}`;
+    for (const [a, v] of [["tabindex", "-1"], ["role", "button"], ["aria-label", label]]) el.setAttribute(a, v);
     if (outline) el.append(outline);
     n.text.forEach(([x, y], line) => {
       const t = svgElement("text", { x, y, "text-anchor": "middle" });
       t.textContent = n.lines[line] ?? "";
+      if (line) el.append(" ");   // the lines read as words, not run together (the name above)
       el.append(t);
       if (line === 0 && node.renamed_at != null && node.created_name && node.created_name !== node.name) {
-        renamed.push((renamedOf[rank[k]] = { node, text: t, line: n.lines[0] }));
+        renamed.push((renamedOf[rank[k]] = { node, text: t, line: n.lines[0], rest: label.slice(n.lines[0].length) }));
       }
     });
     el.style.display = "none";
@@ -3710,7 +3840,7 @@ export function guardsPane() {
     if (flashed != null && grp.guards.includes(flashed) && !ks.includes(flashed)) ks = [flashed, ...ks];
     const rows = ks.map((k) => guardItem(c, k, { isNew: c.steps.length > 0 && c.guard_details[k].step === i, flashed, i, asWritten }));
     const more = grp.guards.length - ks.length;
-    if (more > 0) rows.push(textRow("dl-more dl-faint", `… ${plural(more, "earlier guard")} on this value`));
+    if (more > 0) rows.push(textRow("dl-more dl-faint", `… ${plural(more, "earlier guard")} on this value`, "li"));
     sync(d.list, rows);
   }
 
@@ -3919,15 +4049,28 @@ function kindOf(kind) {
   return kind ? h("span", { class: "dl-guard-kind", "data-help-guard": kind, tabindex: 0 }, kind) : null;
 }
 
-/** A guard that failed: what it read, expected and got, and the step and line that installed it. */
-function failedItem(rec, r) {
+/** What explain says of compile k's recompile, for the pane: the causes (each with its
+ * guard and the user's line), refusals and fixes; its words only. */
+function explainSays(rec, k) {
+  const lines = answerLines(rec, k).filter((x) => x.kind !== "outcome" && x.kind !== "break");
+  if (!lines.length || !answerOf(rec, k).causes.length) return [];
+  return [h("div", { class: "dl-subtitle dl-cmp-explain" }, `What dynamo-lab explain says of [${rec.compiles[k].compile_id}]`),
+    h("ul", { class: "dl-list dl-cmp-answer" }, lines.map((x) => h("li", { class: `dl-answer-${x.kind}` },
+      x.text, x.user ? [" · your line: ", code(x.user)] : null)))];
+}
+
+/** A guard that failed: what it read, expected and got, and the step and line that installed it;
+ * the user's line where explain names one (`later`: the compile whose recompile it caused). */
+function failedItem(rec, r, later = null) {
+  const user = failedGuardUser(rec, later, { ...r, compile_id: rec.compiles[r.compile].compile_id });
   const where = [r.step != null ? `step ${r.step}` : "after tracing", r.lineno != null ? `, line ${r.lineno}` : ""];
   return h("li", { class: "dl-cmp-failed" }, kindOf(r.kind), " ", code(r.source || ""), r.what ? ` ${r.what}` : "",
     ": expected ", code(r.expected), ", got ", code(r.seen),
     h("span", { class: "dl-where" }, "installed by ",
       goTo(r.compile, r.step, [`[${rec.compiles[r.compile].compile_id}] `, where],
         { guard: r.guard, note: "failed", title: "go to the step that installed this guard" }),
-      r.line ? [": ", code(r.line)] : ""));
+      r.line ? [": ", code(r.line)] : ""),
+    user ? h("span", { class: "dl-where dl-cmp-user" }, "your line: ", code(user)) : null);
 }
 
 function guardRow(sign, r, cls) {
@@ -3942,8 +4085,9 @@ function whyBody(rec, d, left, right) {
   const ia = `[${a.compile_id}]`, ib = `[${b.compile_id}]`;
   const out = [];
   const failed = failedGuards(rec, left, right);
+  if (left !== right) out.push(...explainSays(rec, right));
   out.push(h("div", { class: "dl-subtitle" }, `Guards of ${ia} that failed on the call that made ${ib}`));
-  if (failed.length) out.push(h("ul", { class: "dl-list" }, failed.map((r) => failedItem(rec, r))));
+  if (failed.length) out.push(h("ul", { class: "dl-list" }, failed.map((r) => failedItem(rec, r, right))));
   else {
     out.push(h("div", { class: "dl-faint" }, b.replaces === a.compile_id ? `${ib} replaces ${ia}, but no guard of it is recorded as failing.` :
       `None recorded: ${ib} ${b.replaces ? `was compiled instead of [${b.replaces}]` : "is not a recompile"}.`));
@@ -4889,6 +5033,102 @@ export class ModelSync {
   }
 }
 
+// ---- js/roving.js ----------------------------------------------------------------------------
+
+// One tab stop per pane. A pane's body (dom.js's `pane`) is the stop: Tab reaches it once,
+// whatever it holds (a bytecode row per instruction, a guard per line, a graph node per
+// node), and ↓ ↑ move the focus between the things inside it that can be focused; Enter
+// follows the one focused (viewer.js), Tab goes on to the next pane. Everything focusable
+// inside a body is taken out of the tab order as it is put in the page (panes add rows
+// at every step), so no pane has to remember to.
+
+/** What can take the focus inside a pane's body. */
+export const ITEM = "[tabindex], button, a[href], input, select, textarea, summary";
+/** A pane's body: the one tab stop of its pane. */
+export const STOP = ".dl-pane-body";
+
+/** Take `el` and everything focusable under it out of the tab order, where it lies in a
+ * pane's body (the body itself stays the stop). */
+export function demote(el) {
+  if (el.nodeType !== 1) return;
+  const inBody = el.matches(STOP) || el.closest(STOP);
+  const all = el.querySelectorAll ? [...el.querySelectorAll(ITEM)] : [];
+  if (inBody && el.matches(ITEM)) all.unshift(el);
+  for (const x of all) {
+    if (x.matches(STOP) || !x.parentElement || !x.parentElement.closest(STOP)) continue;
+    if (x.getAttribute("tabindex") !== "-1") x.setAttribute("tabindex", "-1");
+  }
+}
+
+/** The items of a pane's body that are shown, in the order of the page. */
+export function itemsOf(body) {
+  // A closed fold's content keeps its boxes (content-visibility), so rects alone do not say.
+  const shown = (x) => (x.checkVisibility ? x.checkVisibility() : x.getClientRects().length > 0);
+  return [...body.querySelectorAll(ITEM)].filter((x) => x !== body && shown(x));
+}
+
+/** Where ↓ (dir 1) or ↑ (dir -1) takes the focus from `at`, in the body `body`: from the
+ * body itself to the current row if it has one (else the first item shown), otherwise to
+ * the next or previous item. null when there is nowhere to go. */
+export function nextItem(body, at, dir) {
+  const items = itemsOf(body);
+  if (!items.length) return null;
+  if (at === body) {
+    const current = items.find((x) => x.getAttribute("aria-current")) ||
+      items.find((x) => x.closest("[aria-current]"));
+    if (current) return current;
+    const top = body.getBoundingClientRect().top;
+    return (dir > 0 ? items.find((x) => x.getBoundingClientRect().bottom > top) : null) || items[dir > 0 ? 0 : items.length - 1];
+  }
+  const j = items.indexOf(at);
+  if (j < 0) return items[0];
+  return items[j + dir] || null;
+}
+
+/** Keep `root`'s panes at one tab stop each: returns {keep()} to call around a paint,
+ * which puts the focus back on the pane's body when the row that had it was redrawn away. */
+export function rovingPanes(root) {
+  const observer = new MutationObserver((records) => {
+    for (const r of records) {
+      if (r.type === "attributes") demote(r.target);
+      else for (const n of r.addedNodes) demote(n);
+    }
+  });
+  observer.observe(root, { childList: true, subtree: true, attributes: true, attributeFilter: ["tabindex"] });
+  demote(root);
+  root.addEventListener("keydown", (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    const at = document.activeElement;
+    const body = at && at.closest && at.closest(STOP);
+    if (!body || !root.contains(body)) return;
+    if (e.key === "Tab" && e.shiftKey && at !== body) {
+      body.focus({ preventScroll: true });   // Shift+Tab leaves the pane, not back to its stop
+      return;
+    }
+    if ((e.key !== "ArrowDown" && e.key !== "ArrowUp") || e.shiftKey) return;
+    if (at.tagName === "INPUT" || at.tagName === "SELECT" || at.tagName === "TEXTAREA") return;
+    const to = nextItem(body, at, e.key === "ArrowDown" ? 1 : -1);
+    e.preventDefault();
+    e.stopPropagation();
+    if (to) {
+      to.focus({ preventScroll: true });
+      to.scrollIntoView({ block: "nearest", inline: "nearest" });
+    }
+  });
+  let held = null;   // the body whose item had the focus before a paint
+  return {
+    before() {
+      const at = document.activeElement;
+      held = at && at.closest && root.contains(at) ? at.closest(STOP) : null;
+    },
+    after() {
+      if (held && held.isConnected && !root.contains(document.activeElement)) held.focus({ preventScroll: true });
+      held = null;
+    },
+    stop() { observer.disconnect(); },
+  };
+}
+
 // ---- js/viewer.js ----------------------------------------------------------------------------
 
 // The Viewer: the one stepper that owns the panes (Python Tutor's ExecutionVisualizer). It
@@ -4929,6 +5169,7 @@ export class Viewer {
     for (const [name, cb] of this.listeners) this.model.off(name, cb);
     this.stopPlay();
     this.sync.stop();
+    if (this.roving) this.roving.stop();
     this.dead = true;
   }
 
@@ -4974,6 +5215,7 @@ export class Viewer {
       h("div", { class: "dl-grid dl-panes" }, h("div", { class: "dl-column" }, p.source.el, p.bytecode.el),
         p.stack.el, p.graph.el, p.guards.el),
       p.compare.el, p.tree.el, p.stages.el);
+    this.roving = rovingPanes(this.root);
     this.root.addEventListener("keydown", (e) => this.key(e));
     this.root.addEventListener("click", (e) => this.link(e));
     ctl.selector.addEventListener("change", () => this.go(Number(ctl.selector.value), 0));
@@ -5139,11 +5381,13 @@ export class Viewer {
   }
 
   paint() {
+    this.roving.before();
     const view = this.view();
     this.controls.paint(view);
     for (const pane of Object.values(this.panes)) pane.paint(view);
     this.paintPredict();
     for (const pane of Object.values(this.panes)) if (pane.reveal) pane.reveal();   // writes done: scroll into view
+    this.roving.after();
   }
 
   paintControls() { this.controls.paint(this.view()); }
@@ -5177,6 +5421,9 @@ host is page-host.js):
     graphs       the graph layout of every compile (widgets/viewer/layout.py), gzip-compressed
                  JSON, same kinds of bytes
     titles       each compile's title, as the engine writes it
+    answers      what `dynamo-lab explain` says about each compile (capture/explain.py
+                 `viewer_answers`), one entry per compile; kept beside the recording
+                 (answers.js `answerOf`); absent, the views say nothing of explain
     help         what the recording's opcodes, tracker classes, guard kinds and symbols
                  mean (capture/help.py `for_recording`); absent, words show no help
     compile      the index of the compile shown            (read and written)
@@ -5211,7 +5458,10 @@ export function recordingOf(model) {
   if (known) return known;
   const graphs = model.get("graphs");
   const both = Promise.all([decode(data), graphs ? decode(graphs) : []])
-    .then(([rec, layouts]) => ({ rec, graphs: layouts }));
+    .then(([rec, layouts]) => {
+      setAnswers(rec, model.get("answers"));   // explain's words, per compile
+      return { rec, graphs: layouts };
+    });
   if (data !== null && typeof data === "object") decoded.set(data, both);
   return both;
 }

@@ -54,6 +54,7 @@ class TraceViewer(anywidget.AnyWidget):
     graphs = traitlets.Bytes(help="each compile's graph layout, gzip-compressed JSON").tag(sync=True)
     titles = traitlets.List(traitlets.Unicode(), help="each compile's title").tag(sync=True)
     comparisons = traitlets.Bytes(help="pairs of compiles of one frame, aligned (compare mode), gzip-compressed JSON").tag(sync=True)
+    answers = traitlets.List(traitlets.Dict(), help="what `dynamo-lab explain` says about each compile").tag(sync=True)
     help = traitlets.Dict(help="what the recording's opcodes, trackers, guard kinds and symbols mean").tag(sync=True)
     compile = _CompileTrait(0, help="the compile shown: its index (a compile id when set)").tag(sync=True)
     step = traitlets.Int(0, help="the index of the step shown (as in the text view's #i)").tag(sync=True)

@@ -2,10 +2,13 @@
 // message runs its explanation and hints together ("… Explanation: … Hint: … Hint: …");
 // the card takes them apart: the reason with its GB id and link, the user's line, the
 // explanation, each hint on its own line, and what Dynamo does next (restarts the frame,
-// or compiles what it has and resumes after the line). Pure functions of the recording
-// (no DOM): node imports this file and tests it; panes/caption.js paints the card.
+// or compiles what it has and resumes after the line), and what `dynamo-lab explain` says
+// of that break (the user's own line, the fix): the kernel's words, not the card's. Pure
+// functions of the recording (no DOM): node imports this file and tests it;
+// panes/caption.js paints the card.
 
 import { breakHelp } from "./help.js";
+import { answerOf } from "./answers.js";
 
 /** A link the card may open: an https address, else null (the recording's text is data). */
 export function safeLink(link) {
@@ -24,8 +27,20 @@ export function afterBreak(c) {
   return { kind: "stop" };
 }
 
+/** What explain says of compile k's graph break (capture/explain.py `viewer_answers`): its
+ * entry for the break at the same line with the same reason, else the one with the same
+ * reason (an attempt restarted before the break stops at its caller's line), else null. */
+export function breakAnswer(rec, k) {
+  const c = rec.compiles[k], a = answerOf(rec, k);
+  const gb = c && c.graph_break;
+  if (!gb || !a) return null;
+  const same = a.graph_breaks.filter((b) => b.reason === gb.reason);
+  return same.find((b) => b.lineno === gb.lineno) || same[0] || null;
+}
+
 /** The card for compile k's graph break, or null when it has none: {lineno, line, reason,
- * id, type, link, explanation, hints, general, context, also, after}. */
+ * id, type, link, explanation, hints, general, context, also, after, answer (explain's
+ * entry for it, see breakAnswer, or null)}. */
 export function breakCard(rec, k) {
   const c = rec.compiles[k];
   const gb = c && c.graph_break;
@@ -45,6 +60,7 @@ export function breakCard(rec, k) {
     context: help.context,
     also: help.also,
     after: afterBreak(c),
+    answer: breakAnswer(rec, k),
   };
 }
 

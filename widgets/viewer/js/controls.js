@@ -30,7 +30,7 @@ export const KEY_HELP = [
   ["C · D", "compare mode: this compile beside another of its frame · go to their first divergence"],
   ["P", "predict mode"], ["Enter · S · 1–9", "in predict mode: reveal · skip · choose an answer"],
   ["+ − 0", "zoom the graph in / out / back"], ["Shift+arrows", "pan the graph"],
-  ["Tab, Enter", "reach a guard or a graph node and follow it to its step"], ["?", "show or hide this list"],
+  ["Tab · ↓ ↑ · Enter", "Tab: the next pane (one stop each) · ↓ ↑: its rows, guards or graph nodes · Enter: follow one to its step"], ["?", "show or hide this list"],
 ];
 
 /** The timeline's marks, as the keys list explains them: [class, what it marks]. */
@@ -119,6 +119,7 @@ export function controls(rec, titles, compareMode) {
   buttons.keys.setAttribute("aria-expanded", "false");
   const menu = compileMenu(rec, titles, compareMode);   // the compile selector, compare mode's toggle
   const selector = menu.selector;
+  if (!selector.hasAttribute("aria-label")) selector.setAttribute("aria-label", "compile shown");
   const slider = h("input", { class: "dl-slider", type: "range", min: 0, max: 0, value: 0, title: "step", "aria-label": "step" });
   const position = h("span", { class: "dl-position dl-stepno" });
   const goto = h("input", { class: "dl-goto", type: "text", inputmode: "numeric", size: 7, placeholder: "go to step",
@@ -127,7 +128,7 @@ export function controls(rec, titles, compareMode) {
   const keys = keysPanel();
   const b = buttons;
   const bar = h("div", { class: "dl-bar" }, menu.els);
-  const speed = h("select", { class: "dl-speed", title: "how fast play steps" },
+  const speed = h("select", { class: "dl-speed", title: "how fast play steps", "aria-label": "play speed" },
     [1, 2, 4, 8, 16].map((x) => h("option", { value: x }, `${x}×`)));
   const steps = h("div", { class: "dl-controls" }, b.first, b.back, b.play, speed, b.forward, b.last,
     h("div", { class: "dl-track" }, slider, strip.el), position, goto);

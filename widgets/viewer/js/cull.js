@@ -52,5 +52,8 @@ export function renameAt(r, i) {
   if (!r) return;
   const name = nameAt(r.node, i);
   const text = name === r.node.name ? r.line : name;
-  if (r.text.textContent !== text) r.text.textContent = text;
+  if (r.text.textContent !== text) {
+    r.text.textContent = text;
+    if (r.rest != null) r.text.parentNode.setAttribute("aria-label", text + r.rest);   // its name begins with what it shows
+  }
 }

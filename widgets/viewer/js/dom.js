@@ -53,9 +53,14 @@ export function crumbs(s) {
 
 // -- a pane: a title and a body, each replaced only when what it shows changed --------------
 
+let paneCount = 0;   // ids for the panes' titles, unique in the page
+
+/** A pane: its title (a heading) and its body, the pane's one tab stop (roving.js), named
+ * by the title. */
 export function pane(cls, title) {
-  const head = h("div", { class: "dl-title", role: "heading", "aria-level": 3 }, title);
-  const body = h("div", { class: "dl-pane-body" });
+  const id = `dl-pane-title-${++paneCount}`;
+  const head = h("div", { class: "dl-title", role: "heading", "aria-level": 3, id }, title);
+  const body = h("div", { class: "dl-pane-body", tabindex: 0, role: "group", "aria-labelledby": id });
   const el = h("div", { class: `dl-pane ${cls}` }, head, body);
   return { el, head, body, key: undefined };
 }
@@ -125,7 +130,8 @@ export function sync(parent, rows) {
   }
 }
 
-/** A row that only says something (`… 3 line(s) above`): made again when its text changes. */
-export function textRow(cls, text) {
-  return { key: `${cls}:${text}`, make: () => h("span", { class: cls }, text) };
+/** A row that only says something (`… 3 line(s) above`): made again when its text changes;
+ * `tag` "li" for a row of a list. */
+export function textRow(cls, text, tag = "span") {
+  return { key: `${cls}:${text}`, make: () => h(tag, { class: cls }, text) };
 }

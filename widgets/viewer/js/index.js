@@ -18,6 +18,9 @@ host is page-host.js):
     graphs       the graph layout of every compile (widgets/viewer/layout.py), gzip-compressed
                  JSON, same kinds of bytes
     titles       each compile's title, as the engine writes it
+    answers      what `dynamo-lab explain` says about each compile (capture/explain.py
+                 `viewer_answers`), one entry per compile; kept beside the recording
+                 (answers.js `answerOf`); absent, the views say nothing of explain
     help         what the recording's opcodes, tracker classes, guard kinds and symbols
                  mean (capture/help.py `for_recording`); absent, words show no help
     compile      the index of the compile shown            (read and written)
@@ -43,6 +46,7 @@ The modules, each importing only those below it:
 
 import { decode } from "./decode.js";
 import { Viewer } from "./viewer.js";
+import { setAnswers } from "./answers.js";
 
 // The `data` bytes of a widget -> the promise of its decoded recording and layouts. Keyed
 // by the bytes, not the model: anywidget hands initialize and each view a proxy of its own.
@@ -55,7 +59,10 @@ export function recordingOf(model) {
   if (known) return known;
   const graphs = model.get("graphs");
   const both = Promise.all([decode(data), graphs ? decode(graphs) : []])
-    .then(([rec, layouts]) => ({ rec, graphs: layouts }));
+    .then(([rec, layouts]) => {
+      setAnswers(rec, model.get("answers"));   // explain's words, per compile
+      return { rec, graphs: layouts };
+    });
   if (data !== null && typeof data === "object") decoded.set(data, both);
   return both;
 }

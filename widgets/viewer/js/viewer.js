@@ -23,6 +23,7 @@ import { CompareMode } from "./panes/compare.js";
 import { searchBox } from "./search.js";
 import { stagesPane } from "./panes/stages.js";
 import { ModelSync } from "./sync.js";
+import { rovingPanes } from "./roving.js";
 
 const PLAY_INTERVAL = 400;           // ms between two steps while playing
 
@@ -55,6 +56,7 @@ export class Viewer {
     for (const [name, cb] of this.listeners) this.model.off(name, cb);
     this.stopPlay();
     this.sync.stop();
+    if (this.roving) this.roving.stop();
     this.dead = true;
   }
 
@@ -100,6 +102,7 @@ export class Viewer {
       h("div", { class: "dl-grid dl-panes" }, h("div", { class: "dl-column" }, p.source.el, p.bytecode.el),
         p.stack.el, p.graph.el, p.guards.el),
       p.compare.el, p.tree.el, p.stages.el);
+    this.roving = rovingPanes(this.root);
     this.root.addEventListener("keydown", (e) => this.key(e));
     this.root.addEventListener("click", (e) => this.link(e));
     ctl.selector.addEventListener("change", () => this.go(Number(ctl.selector.value), 0));
@@ -265,11 +268,13 @@ export class Viewer {
   }
 
   paint() {
+    this.roving.before();
     const view = this.view();
     this.controls.paint(view);
     for (const pane of Object.values(this.panes)) pane.paint(view);
     this.paintPredict();
     for (const pane of Object.values(this.panes)) if (pane.reveal) pane.reveal();   // writes done: scroll into view
+    this.roving.after();
   }
 
   paintControls() { this.controls.paint(this.view()); }

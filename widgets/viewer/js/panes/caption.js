@@ -6,6 +6,7 @@ import { instructionOf, lastStep, memo, stepLabel } from "../recording.js";
 import { code, commaList, h, plural } from "../dom.js";
 import { breakCard } from "../break-card.js";
 import { lineBefore } from "../navigation.js";
+import { placeText } from "../answers.js";
 
 /** For each step, the step of its caller that was last run before it (where an inlined
  * call was made from), or null in the frame itself. */
@@ -68,6 +69,19 @@ function afterText(after) {
   return [];
 }
 
+/** What explain says of the break (its user line where it is not the card's, its fix, its
+ * note), as the card's second block; null when explain says none of these. */
+function answerPart(card) {
+  const a = card.answer;
+  if (!a) return null;
+  const rows = [];
+  const user = a.user && (a.user.file !== a.file || a.user.lineno !== a.lineno) ? placeText(a.user) : null;
+  if (user) rows.push(h("div", { class: "dl-card-user" }, "Your line: ", code(user)));
+  for (const fix of a.advice) rows.push(h("div", { class: "dl-card-fix" }, h("b", null, "Fix: "), fix));
+  if (a.note) rows.push(h("div", { class: "dl-card-note" }, `Note: ${a.note}`));
+  return rows.length ? h("div", { class: "dl-card-answer", title: "what dynamo-lab explain says of this break" }, rows) : null;
+}
+
 /** The break card (break-card.js `breakCard`) as one block: the reason with its GB id, the
  * user's line, Dynamo's explanation, each hint on its own line, what Dynamo does next, the
  * link and the other compiles that met the same break. Focusable, so the keyboard reaches it. */
@@ -78,6 +92,8 @@ export function breakCardElement(card) {
     card.lineno != null || card.line ? h("span", { class: "dl-card-line" }, " · ", card.lineno != null ? `line ${card.lineno}` : "",
       card.line ? [": ", code(card.line)] : "") : null);
   const out = [head];
+  const said = answerPart(card);
+  if (said) out.push(said);
   if (card.explanation) out.push(h("div", { class: "dl-gb-explanation" }, card.explanation));
   if (card.hints.length) {
     out.push(h("div", { class: "dl-card-hints" }, h("span", { class: "dl-gb-hints-title" }, "Dynamo's hints"),

@@ -13,6 +13,7 @@ import { compileTitle, lastStep } from "../recording.js";
 import { code, h, pane, plural } from "../dom.js";
 import { scrollIntoPane } from "../scroll.js";
 import { fileLabel } from "../navigation.js";
+import { answerLines, answerOf, failedGuardUser } from "../answers.js";
 
 const MAX_ROWS = 60;   // guard and node rows listed per list; the rest are counted
 
@@ -33,15 +34,28 @@ function kindOf(kind) {
   return kind ? h("span", { class: "dl-guard-kind", "data-help-guard": kind, tabindex: 0 }, kind) : null;
 }
 
-/** A guard that failed: what it read, expected and got, and the step and line that installed it. */
-function failedItem(rec, r) {
+/** What explain says of compile k's recompile, for the pane: the causes (each with its
+ * guard and the user's line), refusals and fixes; its words only. */
+function explainSays(rec, k) {
+  const lines = answerLines(rec, k).filter((x) => x.kind !== "outcome" && x.kind !== "break");
+  if (!lines.length || !answerOf(rec, k).causes.length) return [];
+  return [h("div", { class: "dl-subtitle dl-cmp-explain" }, `What dynamo-lab explain says of [${rec.compiles[k].compile_id}]`),
+    h("ul", { class: "dl-list dl-cmp-answer" }, lines.map((x) => h("li", { class: `dl-answer-${x.kind}` },
+      x.text, x.user ? [" · your line: ", code(x.user)] : null)))];
+}
+
+/** A guard that failed: what it read, expected and got, and the step and line that installed it;
+ * the user's line where explain names one (`later`: the compile whose recompile it caused). */
+function failedItem(rec, r, later = null) {
+  const user = failedGuardUser(rec, later, { ...r, compile_id: rec.compiles[r.compile].compile_id });
   const where = [r.step != null ? `step ${r.step}` : "after tracing", r.lineno != null ? `, line ${r.lineno}` : ""];
   return h("li", { class: "dl-cmp-failed" }, kindOf(r.kind), " ", code(r.source || ""), r.what ? ` ${r.what}` : "",
     ": expected ", code(r.expected), ", got ", code(r.seen),
     h("span", { class: "dl-where" }, "installed by ",
       goTo(r.compile, r.step, [`[${rec.compiles[r.compile].compile_id}] `, where],
         { guard: r.guard, note: "failed", title: "go to the step that installed this guard" }),
-      r.line ? [": ", code(r.line)] : ""));
+      r.line ? [": ", code(r.line)] : ""),
+    user ? h("span", { class: "dl-where dl-cmp-user" }, "your line: ", code(user)) : null);
 }
 
 function guardRow(sign, r, cls) {
@@ -56,8 +70,9 @@ function whyBody(rec, d, left, right) {
   const ia = `[${a.compile_id}]`, ib = `[${b.compile_id}]`;
   const out = [];
   const failed = failedGuards(rec, left, right);
+  if (left !== right) out.push(...explainSays(rec, right));
   out.push(h("div", { class: "dl-subtitle" }, `Guards of ${ia} that failed on the call that made ${ib}`));
-  if (failed.length) out.push(h("ul", { class: "dl-list" }, failed.map((r) => failedItem(rec, r))));
+  if (failed.length) out.push(h("ul", { class: "dl-list" }, failed.map((r) => failedItem(rec, r, right))));
   else {
     out.push(h("div", { class: "dl-faint" }, b.replaces === a.compile_id ? `${ib} replaces ${ia}, but no guard of it is recorded as failing.` :
       `None recorded: ${ib} ${b.replaces ? `was compiled instead of [${b.replaces}]` : "is not a recompile"}.`));

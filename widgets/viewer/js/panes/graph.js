@@ -73,7 +73,7 @@ function makeDrawing(c, g) {
   const renamed = [], renamedOf = [];   // the renamed nodes' first label lines; per rank
   const edgesAt = order.map(() => []);   // per rank: the edges revealed with that node
   for (const e of g.edges) edgesAt[Math.max(rank[e.tail], rank[e.head])].push(e);
-  const root = svgElement("svg", { class: "dl-graph-svg", role: "img", "aria-label": "the FX graph" });
+  const root = svgElement("svg", { class: "dl-graph-svg", role: "group", "aria-label": "the FX graph" });
   const view = svgElement("g", { class: "dl-view" });
   const edges = svgElement("g", { class: "dl-edges" });
   const nodes = svgElement("g", { class: "dl-nodes" });
@@ -98,15 +98,18 @@ function makeDrawing(c, g) {
     const tip = svgElement("title");
     tip.textContent = nodeTip(c, k);
     el.append(tip);
-    // Reached with Tab and followed with Enter (viewer.js): keyboard-only provenance.
-    for (const [a, v] of [["tabindex", "0"], ["role", "button"], ["aria-label", tip.textContent]]) el.setAttribute(a, v);
+    // Reached with ↓ ↑ in the pane (roving.js) and followed with Enter (help.js): keyboard-only
+    // provenance. Its name begins with the words drawn in it, then says what the tooltip says.
+    const label = `${n.lines.join(" ")} · ${tip.textContent}`;
+    for (const [a, v] of [["tabindex", "-1"], ["role", "button"], ["aria-label", label]]) el.setAttribute(a, v);
     if (outline) el.append(outline);
     n.text.forEach(([x, y], line) => {
       const t = svgElement("text", { x, y, "text-anchor": "middle" });
       t.textContent = n.lines[line] ?? "";
+      if (line) el.append(" ");   // the lines read as words, not run together (the name above)
       el.append(t);
       if (line === 0 && node.renamed_at != null && node.created_name && node.created_name !== node.name) {
-        renamed.push((renamedOf[rank[k]] = { node, text: t, line: n.lines[0] }));
+        renamed.push((renamedOf[rank[k]] = { node, text: t, line: n.lines[0], rest: label.slice(n.lines[0].length) }));
       }
     });
     el.style.display = "none";

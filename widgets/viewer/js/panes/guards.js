@@ -182,7 +182,7 @@ export function guardsPane() {
     if (flashed != null && grp.guards.includes(flashed) && !ks.includes(flashed)) ks = [flashed, ...ks];
     const rows = ks.map((k) => guardItem(c, k, { isNew: c.steps.length > 0 && c.guard_details[k].step === i, flashed, i, asWritten }));
     const more = grp.guards.length - ks.length;
-    if (more > 0) rows.push(textRow("dl-more dl-faint", `… ${plural(more, "earlier guard")} on this value`));
+    if (more > 0) rows.push(textRow("dl-more dl-faint", `… ${plural(more, "earlier guard")} on this value`, "li"));
     sync(d.list, rows);
   }
 

@@ -12,7 +12,7 @@ export function recordingHeader(rec) {
   const facts = [`${rec.compiles.length} compile(s)`, `${stepCount(rec)} steps`];
   if (rec.counters && rec.counters.graph_breaks != null) facts.push(`${rec.counters.graph_breaks} graph break(s)`);
   if (rec.torch_version) facts.push(`torch ${rec.torch_version}`);
-  const out = [h("div", { class: "dl-head" }, h("b", null, "Recording"), h("span", { class: "dl-dim" }, ` · ${facts.join(" · ")}`))];
+  const out = [h("div", { class: "dl-head", role: "heading", "aria-level": 2 }, h("b", null, "Recording"), h("span", { class: "dl-dim" }, ` · ${facts.join(" · ")}`))];
   if (rec.ended_by) {
     out.push(h("div", { class: "dl-banner dl-error" }, "Ended by the exception ", code(rec.ended_by),
       ": what was recorded until then is shown."));

@@ -1,0 +1,231 @@
+"""The viewer by keyboard and screen reader, in a real browser: axe-core finds nothing to
+report in the exported page (light and dark, at a step with a graph, with every fold, the
+keys list and predict mode open), and Tab visits each pane once, the arrows moving
+inside it.
+
+A Hugging Face GPT-2 (2 layers, random weights; a small module that breaks at a print
+when transformers is missing) is recorded with the real Dynamo and written as the
+standalone page; Debian's Chromium opens it from file://. axe-core comes from npm
+(tests/js/axe/package.json, pinned by its lock): the test installs it there with `npm ci`
+when it is missing, and loads it into the page (the page's content security policy is
+bypassed for that script only by Playwright's `bypass_csp`).
+
+    .venv/bin/python -m pytest tests/test_viewer_a11y.py     # -m "not browser" skips it
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import torch
+
+import capture
+from widgets.viewer import page as page_export
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
+
+HERE = Path(__file__).resolve().parent
+AXE_DIR = HERE / "js" / "axe"
+AXE = AXE_DIR / "node_modules" / "axe-core" / "axe.min.js"
+VIEWER_JS = "document.querySelector('.dl-viewer').parentElement.dynamoLab.viewer"
+STEP = re.compile(r"step (\d+) / (\d+)")
+
+
+class Small(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.fc(x).relu()
+        print("half way")
+        return y * 2
+
+
+def _model_and_input():
+    try:
+        import transformers
+    except ImportError:
+        return Small(), torch.ones(2, 4)
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=1000, n_positions=64)
+    model = transformers.GPT2LMHeadModel(config).eval()
+
+    def last_token(ids):
+        logits = model(ids).logits
+        print("logits", tuple(logits.shape))   # a graph break
+        return logits[:, -1].argmax(dim=-1)
+
+    return last_token, torch.randint(0, 1000, (1, 16))
+
+
+@pytest.fixture(scope="module")
+def axe_script() -> Path:
+    if not AXE.exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.fail("npm is not installed: ./lab test installs it (apt-get install npm)")
+        run = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=AXE_DIR, capture_output=True,
+                             text=True, timeout=300)
+        assert run.returncode == 0 and AXE.exists(), f"npm ci in {AXE_DIR} failed:\n{run.stderr[-2000:]}"
+    return AXE
+
+
+@pytest.fixture(scope="module")
+def page_path(tmp_path_factory) -> Path:
+    fn, x = _model_and_input()
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="eager")
+    try:
+        with torch.no_grad(), capture.record() as rec:
+            compiled(x)
+    finally:
+        torch._dynamo.reset()
+    return page_export.write_html(rec, tmp_path_factory.mktemp("a11y") / "model.html")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from bench import lab_server
+
+    with lab_server.chromium() as chromium:
+        yield chromium
+
+
+@pytest.fixture
+def opened(browser, page_path):
+    """open(scheme, size) -> (page, root): the page at the longest compile's middle step."""
+    contexts = []
+
+    def open_(scheme="light", size=(1400, 900)):
+        context = browser.new_context(viewport={"width": size[0], "height": size[1]}, color_scheme=scheme,
+                                      bypass_csp=True)
+        contexts.append(context)
+        page = context.new_page()
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.dl_errors = errors
+        page.goto(page_path.resolve().as_uri())
+        page.wait_for_selector(".dl-viewer[data-ready='1']", timeout=60_000)
+        page.evaluate(f"""() => {{
+          const v = {VIEWER_JS};
+          const k = v.rec.compiles.reduce((b, c, j) => c.steps.length > v.rec.compiles[b].steps.length ? j : b, 0);
+          v.go(k, Math.floor(v.rec.compiles[k].steps.length * 0.6));
+        }}""")
+        settle(page)
+        root = page.locator(".dl-viewer").first
+        return page, root
+
+    yield open_
+    for context in contexts:
+        context.close()
+
+
+def settle(page) -> None:
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)))")
+
+
+def violations(page, axe_script) -> list[str]:
+    if not page.evaluate("() => typeof axe !== 'undefined'"):
+        page.add_script_tag(path=str(axe_script))
+    found = page.evaluate("""async () => (await axe.run(document)).violations.map(v =>
+        `${v.id} (${v.impact}): ${v.help} at ${v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', ')}` +
+        (v.nodes.length > 3 ? ` and ${v.nodes.length - 3} more` : ''))""")
+    return found
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_finds_nothing_at_a_step_with_folds_keys_and_predict_open(opened, axe_script, scheme):
+    page, root = opened(scheme)
+    assert root.locator(".dl-graph g.node[data-node]").count() > 0, "a step with graph nodes drawn"
+    assert violations(page, axe_script) == []
+    # Every fold open (the bytecode, the guard tree, each group of guards), the keys list shown.
+    page.evaluate("r => { for (const d of r.querySelectorAll('details')) d.open = true; }", root.element_handle())
+    root.locator(".dl-keys-toggle").click()
+    settle(page)
+    assert root.locator(".dl-keys").is_visible()
+    assert violations(page, axe_script) == []
+    root.locator(".dl-keys-toggle").click()
+    # Predict mode, asking about the next instruction.
+    root.focus()
+    page.keyboard.press("p")
+    page.keyboard.press("ArrowRight")
+    settle(page)
+    assert root.locator(".dl-predict .dl-chip").count() > 0, "predict mode asks"
+    assert violations(page, axe_script) == []
+    assert page.dl_errors == []
+
+
+TAB_STOP_JS = """r => {
+  const a = document.activeElement;
+  if (!r.contains(a)) return null;
+  const body = a.closest('.dl-pane-body');
+  const pane = a.closest('.dl-pane');
+  return { inBody: !!body, isBody: a === body, pane: pane ? pane.className : null, tag: a.tagName,
+           name: a.getAttribute('aria-label') || (a.labels && a.labels.length ? a.labels[0].textContent : '') ||
+                 (a.getAttribute('aria-labelledby') ? document.getElementById(a.getAttribute('aria-labelledby')).textContent : '') ||
+                 a.textContent.slice(0, 40) };
+}"""
+
+
+@pytest.mark.parametrize("size", [(1400, 900), (1000, 800)])
+def test_tab_visits_each_pane_once_and_the_arrows_move_inside_it(opened, size):
+    page, root = opened("light", size)
+    root.focus()
+    stops = []
+    for _ in range(120):
+        page.keyboard.press("Tab")
+        at = page.evaluate(TAB_STOP_JS, root.element_handle())
+        if at is None:
+            break
+        stops.append(at)
+    assert stops and len(stops) < 120, "Tab leaves the viewer"
+    inside = [s for s in stops if s["inBody"] and not s["isBody"]]
+    assert inside == [], f"Tab stopped inside a pane: {inside[:5]}"
+    bodies = [s["pane"] for s in stops if s["isBody"]]
+    shown = root.evaluate("""r => [...r.querySelectorAll('.dl-pane-body')]
+        .filter(b => b.checkVisibility()).map(b => b.closest('.dl-pane').className)""")
+    for name in ("dl-source", "dl-bytecode", "dl-stack", "dl-graph", "dl-guards"):
+        assert sum(name in b.split() for b in bodies) == 1, (name, bodies)
+    assert sorted(bodies) == sorted(shown), "every pane shown is one stop, each once"
+    # Each stop is named: a pane by its title, a control by its label or text.
+    assert all(s["name"].strip() for s in stops), [s for s in stops if not s["name"].strip()]
+    assert root.evaluate("""r => [...r.querySelectorAll('.dl-pane-body')].every(b =>
+        b.getAttribute('role') === 'group' && document.getElementById(b.getAttribute('aria-labelledby')))""")
+
+    # In the bytecode pane ↓ goes to the current instruction, then the next one; ↑ back.
+    body = root.locator(".dl-bytecode .dl-pane-body")
+    body.focus()
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("() => document.activeElement.getAttribute('aria-current')") == "step"
+    first = page.evaluate("() => document.activeElement.dataset.offset")
+    page.keyboard.press("ArrowDown")
+    second = page.evaluate("() => document.activeElement.dataset.offset")
+    assert second is not None and int(second) > int(first)
+    page.keyboard.press("ArrowUp")
+    assert page.evaluate("() => document.activeElement.dataset.offset") == first
+    # Shift+Tab from a row leaves the pane for the stop before it (not the pane's own stop).
+    j = next(n for n, s in enumerate(stops) if s["isBody"] and "dl-bytecode" in s["pane"].split())
+    page.keyboard.press("Shift+Tab")
+    assert page.evaluate(TAB_STOP_JS, root.element_handle()) == stops[j - 1]
+    # The arrows are the pane's: the step did not change; → still steps, the focus kept.
+    body.focus()
+    page.keyboard.press("ArrowDown")
+    before = STEP.search(root.locator(".dl-caption .dl-stepno").text_content()).group(1)
+    page.keyboard.press("ArrowRight")
+    settle(page)
+    after = STEP.search(root.locator(".dl-caption .dl-stepno").text_content()).group(1)
+    assert int(after) == int(before) + 1
+    assert page.evaluate("r => r.contains(document.activeElement)", root.element_handle()), "the focus stays in the viewer"
+
+    # In the graph pane ↓ reaches a node, and Enter goes to the step that made it.
+    graph = root.locator(".dl-graph .dl-pane-body")
+    graph.focus()
+    page.keyboard.press("ArrowDown")
+    node = page.evaluate("() => document.activeElement.getAttribute('data-node')")
+    assert node is not None
+    assert page.dl_errors == []
