@@ -382,6 +382,17 @@ def test_set_answers_ignore_order_and_case():
     assert ex.grade(["ADD", "sin"]).ok and ex.grade("sin, add").ok and ex.grade({"sin", "add"}).ok
 
 
+def test_a_string_of_option_letters_is_read_letter_by_letter():
+    ex = predict_set("q", "Which calls compile again?", ["b", "c", "e"])
+    for answer in ("bce", "b c e", "b, c, e", "['b', 'c', 'e']", "b, c and e", "E C B"):
+        assert ex.grade(answer).ok, answer
+    forget_tries()
+    wrong = ex.grade("bc")
+    assert not wrong.ok and "not the set" in wrong.message
+    names = predict_set("q", "Which functions?", ["model", "double"])
+    assert names.grade("model, double").ok and not names.grade("modeldouble").ok
+
+
 def test_a_wrong_set_never_names_which_items_are_wrong():
     ex = predict_set("q", "Which?", ["a", "b", "c"])
     first = ex.grade(["a", "d"]).message
@@ -511,6 +522,33 @@ def test_the_general_lazy_tracker_for_an_int_names_the_constant_one(broken):
     verdict = predict_stack(broken, step.index).grade(said)
     assert not verdict and "LazyConstantVariable" in verdict.message
     assert "int" in verdict.message
+
+
+def announce(x, tag):
+    y = x + 1
+    print("tag is", tag)
+    return y * 2
+
+
+def test_a_builtin_predicted_realized_before_its_call_gets_its_own_line():
+    """Lesson 13 q3: `print`, loaded from the globals, is still a lazy stand-in before the
+    CALL; a learner who says BuiltinVariable is told what that is and why not yet."""
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        rec = capture.trace(announce, torch.ones(3), "cold")
+    kept = rec.compile("0/0_1")
+    step = kept.steps[kept.graph_break.step - 1]
+    kinds = [v.kind for v in step.stack]
+    assert kinds[1] == "LazyVariableTracker"
+    assert step.stack[1].python_type == "builtin_function_or_method"
+    said = [kinds[0], "BuiltinVariable", *kinds[2:]]
+    verdict = predict_stack(rec, step.index, compile_id="0/0_1").grade(said)
+    assert not verdict.ok
+    assert "BuiltinVariable is what Dynamo makes of a builtin" in verdict.message
+    assert "LazyVariableTracker" in verdict.message
+    assert predict_stack(rec, step.index, compile_id="0/0_1").grade(kinds).ok
 
 
 # -- review_predictions: the viewer's predict mode read back in Python ------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -61,6 +62,9 @@ def predict_set(name: str, question: str, expected: Iterable[str], *, hint: str 
                 prediction: str | None = None, look: str = "") -> Exercise:
     """A set of names, order free: a list, tuple, set or comma-separated string.
 
+    When the names are option letters (``["a", "c"]``), a string of letters is read letter by
+    letter too: ``"ac"``, ``"a c"``, ``"a and c"``.
+
     A wrong set is never told which names are wrong (that would let a learner find the set
     by elimination): the first wrong one only that it is wrong, later ones how many of its
     names do not belong and how many are missing.
@@ -68,8 +72,13 @@ def predict_set(name: str, question: str, expected: Iterable[str], *, hint: str 
     want = {normalize(str(e)): str(e) for e in expected}
     key = (name, question, repr(sorted(want)))
 
+    letters = bool(want) and all(re.fullmatch(r"[a-z]", k) for k in want)
+
     def check(ans: Any) -> tuple[bool, str]:
-        items = as_list(ans) if not isinstance(ans, (set, frozenset)) else list(ans)
+        if letters and isinstance(ans, str):
+            items = _letters(ans)
+        else:
+            items = as_list(ans) if not isinstance(ans, (set, frozenset)) else list(ans)
         if items is None or not all(isinstance(i, str) for i in items):
             return False, f"answer with a list of names, e.g. ['a', 'b']; got {short(ans)}"
         got = {normalize(i): i for i in items}
@@ -93,6 +102,11 @@ def predict_set(name: str, question: str, expected: Iterable[str], *, hint: str 
                     (f". {explanation}" if explanation else ""),
                     expected_form="a list of names, in any order", prediction=prediction,
                     look=look)
+
+
+def _letters(text: str) -> list[str]:
+    """Option letters from one string: 'ac', 'a c', "['a', 'c']" and 'a and c' -> ['a', 'c']."""
+    return re.findall(r"[a-z]", re.sub(r"\band\b", " ", text.lower()))
 
 
 def predict_choice(name: str, question: str, options: dict[str, str], correct: str, *,

@@ -134,6 +134,13 @@ def _kind_feedback(var: Any, said: Any) -> str:
                 f"argument ({var.python_type or 'int, float, str'}) arrives as a "
                 f"LazyConstantVariable, the stand-in Dynamo makes for plain constants; "
                 f"LazyVariableTracker is the one for tensors and other objects.")
+    if (var.lazy and not var.realized and var.python_type == "builtin_function_or_method"
+            and "builtin" in said_keys):
+        # checked on torch 2.13: realizing the global `print` gives BuiltinVariable(print)
+        return ("BuiltinVariable is what Dynamo makes of a builtin such as print once "
+                "something needs it, at the CALL. At this step nothing has looked at it yet: "
+                "the global is still the lazy stand-in it was loaded as, a "
+                "LazyVariableTracker.")
     if var.lazy and not var.realized and (said_realized_form or (
             var.python_type and kind_key(var.python_type) in said_keys)):
         text = ("Dynamo has not built that tracker yet: an input it has not looked at stays "
