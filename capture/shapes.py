@@ -133,10 +133,6 @@ class Shapes:
                    [Dim(**{**x, "marks": tuple(x["marks"])}) for x in d.get("dims", ())],
                    d.get("assume_static", True))
 
-    def __bool__(self) -> bool:
-        return bool(self.symbols or self.guards or any(d.dynamic or d.how != STATIC
-                                                        for d in self.dims))
-
 
 def _plain(d: dict[str, Any]) -> dict[str, Any]:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
