@@ -171,8 +171,8 @@ def _line_text(user: str | None) -> str | None:
     """The user's line from torch's note (`if x.shape[0] > 8:  # f.py:6 in g`)."""
     if not user:
         return None
-    text = user.rsplit("  # ", 1)[0].strip()
-    return text or None
+    text, sep, _ = user.rpartition("# ")
+    return (text.strip() or None) if sep else None
 
 
 def size_origin(shapes: Shapes | None, source: str) -> dict[str, Any] | None:
@@ -234,3 +234,32 @@ def origin_statement(origin: dict[str, Any] | None, compile_id: str) -> str | No
     elif origin.get("tied_to"):
         said += f"; tied to {origin['tied_to']} (one symbol for both)"
     return said
+
+
+def shapes_lines(shapes: Shapes | None) -> list[str]:
+    """The text view's lines for a compile's shapes (none where every size was static and
+    no symbol was made)."""
+    if shapes is None or not (shapes.symbols or shapes.guards
+                              or any(d.how != STATIC for d in shapes.dims)):
+        return []
+    out = ["", "shapes (symbols, symbolic guards, each input dimension):"]
+    for d in shapes.dims:
+        if d.how != STATIC or d.dynamic:
+            marks = f", marked {', '.join(d.marks)}" if d.marks else ""
+            out.append(f"  {d.source} = {d.value}  ({d.how}{marks}; size {d.size} on this call)")
+    for s in shapes.symbols:
+        made = f"step {s.step}" if s.step is not None else "no step"
+        what = ", ".join(s.sources) or (f"node {s.node}" if s.node else "no source")
+        hint = f", hint {s.hint}" if s.hint is not None else ", unbacked"
+        line = f"  {s.name}: {what}{hint}, range {s.range}  [{made}]"
+        if s.replacement is not None:
+            at = f" at step {s.replaced_step}" if s.replaced_step is not None else ""
+            line += f"; set to {s.replacement}{at}"
+        out.append(line)
+    for g in shapes.guards:
+        made = f"step {g.step}" if g.step is not None else "compile end"
+        text = _line_text(g.user)
+        where = f"    # line {g.lineno}" + (f": {text}" if text else "") if g.lineno else ""
+        why_ = f" ({g.why})" if g.why else ""
+        out.append(f"  [{made}] {g.expr}{why_}{where}")
+    return out

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import internals
+from .text import LINE_LIMIT, shorten
 from .shapes import (
     AUTOMATIC, DYNAMIC_TRUE, MARK_DYNAMIC, MARK_STATIC, MARK_UNBACKED, MAYBE_MARK_DYNAMIC, SPECIALIZED,
     STATIC, ZERO_ONE, Dim, Shapes, SymGuard, Symbol, is_number, user_line, why,
@@ -64,32 +65,42 @@ class ShapeWatch:
         for source, dims in self.dims or ():
             for i, d in enumerate(dims):
                 if d.value is not None:
-                    dim_sources.setdefault(d.value, []).append(f"{source}.size()[{i}]")
+                    dim_sources.setdefault(d.value, []).append(_bounded(f"{source}.size()[{i}]"))
         symbols = []
         for s in internals.shape_symbols(env):
             facts = internals.symbol_facts(env, s)
             step, node = self.symbol_step.get(facts.name, (None, None))
-            sources = facts.sources or tuple(dim_sources.get(facts.name, ()))
+            sources = tuple(_bounded(x) for x in facts.sources) or \
+                tuple(dim_sources.get(facts.name, ()))
             symbols.append(Symbol(facts.name, sources, facts.hint, facts.range,
-                                  facts.replacement, facts.replaced_at, step,
+                                  facts.replacement,
+                                  None if facts.replaced_at is None else _bounded(facts.replaced_at),
+                                  step,
                                   self.replaced_step.get(facts.name),
                                   None if sources else node))
         guards = []
         for g, (step, node) in zip(internals.shape_guards(env), self.guard_step):
             f = internals.shape_guard_fields(g)
             lineno, function = user_line(f.user)
-            guards.append(SymGuard(f.expr, f.user, lineno, function, f.framework,
+            guards.append(SymGuard(f.expr, None if f.user is None else _bounded(f.user),
+                                   lineno, function, f.framework,
                                    why(f.framework), f.size_oblivious, step, node))
         shapes = Shapes(symbols, guards, [], self.assume_static)
         by_name = {s.name: s for s in symbols}
         for source, dims in self.dims or ():
             for i, d in enumerate(dims):
-                shapes.dims.append(Dim(f"{source}.size()[{i}]", d.size,
+                shapes.dims.append(Dim(_bounded(f"{source}.size()[{i}]"), d.size,
                                        d.value if d.value is not None else str(d.size),
                                        _how(d, by_name, self.assume_static), d.dynamic,
                                        d.marks))
         return shapes
 
+
+
+def _bounded(text: str) -> str:
+    """A source or line the program supplied part of (a dict key, a line of its code), as
+    the text policy bounds it; Dynamo's own expressions are kept whole."""
+    return shorten(text, LINE_LIMIT)
 
 
 def _how(d: Any, symbols: dict[str, Symbol], assume_static: bool) -> str:

@@ -3,6 +3,7 @@ would print, gathered in one place, for terminals, tests and nbval."""
 
 from __future__ import annotations
 
+from .shapes import shapes_lines
 from .recording import TEXT_VIEWS, Compile, FailedGuard, Recording
 from .text import guard_where, visible
 
@@ -115,6 +116,7 @@ def _compile_text(c: Compile) -> str:
             out.append(f"  [{step}] {g.text}{where}")
     else:
         out.append("  (none)")
+    out += shapes_lines(c.shapes)
     out.append("\nmodified bytecode:")
     out.append(_indent(c.modified_bytecode) if c.modified_bytecode else "  (none: attempt abandoned)")
     for rf in c.resume_functions:

@@ -206,6 +206,11 @@ def test_automatic_dynamic_on_the_second_size(recorded):
     assert step.opname == "BINARY_OP" and step.lineno == here
     # the broadcast tied the two: one symbol now stands for both
     assert second.shapes.symbol(x.value).replacement == y.value
+    # the text view says it all, and says nothing where every size was static
+    text = str(second)
+    assert f"[step {guard.step}] {guard.expr} (a broadcast" in text
+    assert f"{x.source} = {x.value}  (automatic dynamic; size 5 on this call)" in text
+    assert "shapes (" not in str(first)
 
 
 def test_zero_one_specialization_and_its_fix(recorded):
