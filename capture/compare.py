@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import shapes
 from .recompiles import step_line
 from .recording import Compile, FailedGuard, Node, Recording, Step, Var
 from .records import CodeInfo
@@ -111,6 +112,13 @@ class Comparison:
     guard_checks_compared: bool = True
     # the guards of the first that failed on the call that made the second
     failed_guards: tuple[FailedGuard, ...] = ()
+    # input dimensions the two compiles treat differently: (source, (value, how) in the
+    # first, (value, how) in the second), a side None where that compile has no such dim
+    dims_changed: list[tuple[str, tuple[str, str] | None, tuple[str, str] | None]] = \
+        field(default_factory=list)
+    # for each failed guard on a size: where that guard came from in the first compile
+    # (capture.shapes.size_origin's sentence), by the failed guard's index in failed_guards
+    shape_origins: dict[int, str] = field(default_factory=dict)
 
     @property
     def same_steps(self) -> int:
@@ -134,6 +142,10 @@ class Comparison:
             "nodes_changed": [{"name": n.name, "what": list(n.what), "was": n.was, "now": n.now}
                               for n in self.nodes_changed],
             "failed_guards": [fg.detail for fg in self.failed_guards],  # guard_details indices, like the other guard lists
+            "dims_changed": [{"source": src, "a": None if x is None else list(x),
+                              "b": None if y is None else list(y)}
+                             for src, x, y in self.dims_changed],
+            "shape_origins": {str(k): v for k, v in self.shape_origins.items()},
         }
 
     def __str__(self) -> str:
@@ -160,7 +172,28 @@ def compare(recording: Recording, a: str, b: str, *, generation: int = 0,
     _compare_guards(out)
     _compare_nodes(out)
     out.failed_guards = tuple(fg for fg in cb.failed_guards if fg.compile_id == ca.compile_id)
+    _compare_shapes(out)
     return out
+
+
+def _compare_shapes(cmp: Comparison) -> None:
+    """The dimensions the two compiles treat differently, and where each failed size
+    guard came from (the first compile's symbolic guards)."""
+    da = {d.source: (d.value, d.how) for d in (cmp.a.shapes.dims if cmp.a.shapes else ())}
+    db = {d.source: (d.value, d.how) for d in (cmp.b.shapes.dims if cmp.b.shapes else ())}
+    for source in dict.fromkeys([*da, *db]):
+        x, y = da.get(source), db.get(source)
+        if x is None or y is None or x[1] != y[1] or (x[0] != y[0] and not (
+                x[0].isdigit() and y[0].isdigit())):
+            if x is not None and y is not None and x[1] == y[1] == "static":
+                continue   # two static sizes: the size guard says it
+            cmp.dims_changed.append((source, x, y))
+    for k, fg in enumerate(cmp.failed_guards):
+        if fg.source and re.search(r"\.size\(\)\[\d+\]$", fg.source):
+            said = shapes.origin_statement(shapes.size_origin(cmp.a.shapes, fg.source),
+                                           cmp.a.compile_id)
+            if said:
+                cmp.shape_origins[k] = said
 
 
 def recompiles(recording: Recording) -> list[Comparison]:
@@ -484,6 +517,15 @@ def comparison_text(cmp: Comparison) -> str:
             what = f" {fg.what}" if fg.what else ""
             out.append(f"  {fg.kind} {fg.source or ''}{what}: expected {fg.expected}, got "
                        f"{fg.seen}" + (f"  ({', '.join(where)})" if where else ""))
+            k = cmp.failed_guards.index(fg)
+            if k in cmp.shape_origins:
+                out.append(f"    shape: {cmp.shape_origins[k]}")
+    if cmp.dims_changed:
+        out.append(f"shapes: {len(cmp.dims_changed)} input dimension(s) treated differently")
+        for source, x, y in cmp.dims_changed:
+            was = f"{x[0]} ({x[1]})" if x else "-"
+            now = f"{y[0]} ({y[1]})" if y else "-"
+            out.append(f"  ~ {source}: {was} -> {now}")
     only_a = sum(1 for x, y in cmp.aligned if y is None)
     only_b = sum(1 for x, y in cmp.aligned if x is None)
     out.append(f"steps: {cmp.same_steps} aligned, {only_a} only in {ia}, {only_b} only in {ib}")

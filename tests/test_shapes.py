@@ -324,4 +324,14 @@ def test_a_branch_on_a_size_is_expected_not_zero_one():
     assert branch["mechanism"] == "size_branch" and branch["expected"]
     assert branch["shape"]["guards"][0]["lineno"] == ns["here"]
     assert zero_one["mechanism"] == "size_0_1"
-    assert "s77 > 8 by line" in explanation_text(rec)
+    assert re.search(r"s\d+ > 8 by line", explanation_text(rec))
+    # the compare view says the same: which dimension changed how, and where the failed
+    # size guard came from
+    first = capture.compare(rec, "0/0", "0/1")
+    assert first.dims_changed == [("L['x'].size()[0]", ("10", STATIC), (rec.compiles[1].shapes.dims[0].value, AUTOMATIC))]
+    second = capture.compare(rec, "0/1", "0/2")
+    assert not second.dims_changed   # s77 in both, automatic dynamic in both
+    [origin] = second.shape_origins.values()
+    assert f"guarded {rec.compiles[1].shapes.guards[0].expr} by line {ns['here']}" in origin
+    assert second.to_dict()["shape_origins"] == {"0": origin}
+    assert f"    shape: {origin}" in str(second)
