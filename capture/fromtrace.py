@@ -51,6 +51,9 @@ _GUARD_PLACE = re.compile(r"^(.+?):(\d+) in (\S+)(?: \(HINT: .*\))?$")
 _USER_FRAME = re.compile(r'^  File "(.+)", line (\d+), in (.+)$')
 _GB_LINK = re.compile(r"https?://\S+/gb/gb(\d{4})\.html")
 _SKIP_HEAD = "Graph break: torch.compile cannot properly resume from this graph break"
+_GAVE_UP = "Failed to handle graph break gracefully. Skipping the function"
+_ANOTHER = "*** While handling this graph break, another graph break occurred: ***"
+_LIMIT = "Dynamo recompile limit exceeded"
 
 # torch's name of a stage -> Dynamo Lab's (`capture.stages.STAGE_NAMES`)
 _STAGES = {"aot_joint_graph": ("aot_joint", "joint"),
@@ -249,7 +252,12 @@ def graph_nodes(code: str) -> list[Node]:
     start = next((k for k, line in enumerate(lines) if line.strip().startswith("def forward(")), None)
     if start is None:
         return []
-    head = lines[start].strip()
+    head = lines[start].split("  # ")[0].strip()
+    end = start
+    while not head.endswith("):") and end + 1 < len(lines):
+        # a signature printed one parameter a line, each with a comment
+        end += 1
+        head += " " + lines[end].split("  # ")[0].strip()
     params = head[len("def forward("):head.rfind("):")] if "):" in head else ""
     placeholders: dict[str, Node] = {}
     nodes: list[Node] = []
@@ -263,7 +271,7 @@ def graph_nodes(code: str) -> list[Node]:
         nodes.append(node)
     indent = len(lines[start]) - len(lines[start].lstrip())
     names = set(placeholders)
-    for line in lines[start + 1:]:
+    for line in lines[end + 1:]:
         if line.strip() and len(line) - len(line.lstrip()) <= indent:
             break   # the end of forward (a nested subgraph's class follows)
         text = line.strip()
@@ -378,17 +386,29 @@ def graph_break(payload: str, c: Compile) -> tuple[GraphBreak, bool]:
     place = mine[-1] if mine else None
     head, _, body = said.partition("Graph Break Reason: ")
     message = body.rstrip() if body else said.rstrip()
+    if message.startswith(_GAVE_UP):
+        # a break Dynamo could not handle: it skips the frame, which runs eagerly
+        skipped = True
+        message = message.split("\n", 1)[1].strip("\n") if "\n" in message else ""
     lines = [line for line in message.splitlines()]
     reason = ""
     if lines:
         first = lines[0].strip()
         rest = [line.strip() for line in lines[1:] if line.strip()]
         reason = rest[0] if first.startswith("Encountered graph break when attempting") and rest else first
-    if skipped and internal >= 0:
-        # the break Dynamo could not resume from: its reason heads the exception below
-        tail = payload[internal:].rstrip().splitlines()
-        reason = tail[-1].split(": ", 1)[-1].strip() if tail else reason
-        message = reason
+    if _ANOTHER in message:
+        # the break Dynamo met while handling the first names the whole (its type first)
+        other = [line.strip() for line in message.split(_ANOTHER, 1)[1].splitlines() if line.strip()]
+        if other:
+            reason = f"{other[0]}: {reason}"
+    if said.startswith(_SKIP_HEAD) and internal >= 0:
+        # the break Dynamo could not resume from: the exception below, after its traceback
+        m = re.search(r"^torch\._dynamo\.exc\.\w+: (.*(?:\n(?!\S).*|\n)*)", payload[internal:],
+                      re.MULTILINE)
+        if m:
+            message = m.group(1).rstrip()
+            reason = message.splitlines()[0].strip()
+            lines = message.splitlines()
     explanation = next((line.strip()[len("Explanation: "):] for line in lines
                         if line.strip().startswith("Explanation: ")), None)
     hints = tuple(line.strip()[len("Hint: "):] for line in lines if line.strip().startswith("Hint: "))
@@ -455,6 +475,8 @@ class _Builder:
         c = self.compiles.get(key)
         if c is None:
             earlier = self.compiles.get((key[0], key[1], key[2] - 1)) if key[2] else None
+            if earlier is None:   # the same frame's code, compiled before (a recompile)
+                earlier = next((o for k, o in reversed(self.compiles.items()) if k[0] == key[0]), None)
             c = Compile(compile_id=compile_id(key),
                         code_name=earlier.code_name if earlier else "?",
                         filename=earlier.filename if earlier else "?",
@@ -556,6 +578,23 @@ class _Builder:
         elif e.kind == "compilation_metrics":
             self.metrics[key] = h["compilation_metrics"]
 
+    def refused(self, c: Compile, m: dict[str, Any], events: list[Event]) -> bool:
+        """A compile the recompile limit refused: an event, as a live recording has it."""
+        fail_type, reason = m.get("fail_type") or "", str(m.get("fail_reason") or "")
+        if fail_type != "FailOnRecompileLimitHit" and not reason.startswith(_LIMIT):
+            return False
+        limit = re.search(r"currently set to (\d+)", reason)
+        said = f" (recompile_limit={limit.group(1)})" if limit else ""
+        if fail_type == "FailOnRecompileLimitHit":
+            then = ("the call raised FailOnRecompileLimitHit (fullgraph=True) instead of "
+                    "running eagerly")
+        else:
+            then = "calls that fail every guard now run eagerly, without compiling"
+        because = (" because " + c.recompile_reasons[0].splitlines()[0]) if c.recompile_reasons else ""
+        events.append(Event(EventKind.CACHE_LIMIT, c.compile_id,
+                            f"{c.code_name}: hit a recompile limit{said}: {then}{because}"))
+        return True
+
     def finish(self) -> None:
         rec = self.recording
         keys = list(self.compiles)
@@ -564,8 +603,6 @@ class _Builder:
         for key in keys:
             c = self.compiles[key]
             m = self.metrics.get(key)
-            if m is None and key[2] < later[(key[0], key[1])]:
-                m = None
             if m:   # the metrics name the code even where dynamo_start was cut off
                 if c.code_name == "?" and m.get("co_name"):
                     c.code_name = shorten(str(m["co_name"]), MAX_NAME)
@@ -575,27 +612,32 @@ class _Builder:
                     c.firstlineno = m["co_firstlineno"]
                 if not rec.python_version and m.get("python_version"):
                     rec.python_version = str(m["python_version"]).split()[0]
+            if m is not None and self.refused(c, m, events):
+                continue
             c.codes = [CodeInfo(name=c.code_name, filename=c.filename, firstlineno=c.firstlineno)]
             earlier = self.compiles.get((key[0], key[1], key[2] - 1)) if key[2] else None
             if key[2] < later[(key[0], key[1])]:
                 c.outcome = Outcome.RESTARTED
                 c.restart_reason = c.graph_break.reason if c.graph_break else None
+            elif self.breaks.get(key):
+                c.outcome = Outcome.SKIPPED   # Dynamo gave up on the frame: it runs eagerly
+                c.error = shorten(f"{m['fail_type']}: {m.get('fail_reason') or ''}".strip(),
+                                  2000) if m and m.get("fail_type") else None
             elif m is not None and m.get("fail_type"):
                 c.outcome = Outcome.ERROR
                 c.error = shorten(f"{m['fail_type']}: {m.get('fail_reason') or ''}".strip(), 2000)
                 if self.errors.get(key):
                     c.error_message = shorten(self.errors[key], 2000)
-            elif self.breaks.get(key):
-                c.outcome = Outcome.SKIPPED
             elif m is not None:
                 if c.graph_break is None and earlier is not None and earlier.graph_break is not None:
                     # the attempt after a restart compiles up to the break its first attempt met
                     c.graph_break = earlier.graph_break
                 if c.graph_break is not None:
                     c.outcome = Outcome.GRAPH_BREAK
-                elif m.get("has_guarded_code") is False:
-                    c.outcome = Outcome.SKIPPED
-                    c.error = "No ops traced" if not c.nodes else None
+                elif m.get("has_guarded_code") is False or (
+                        c.graph_code is None and m.get("graph_node_count") is None):
+                    c.outcome = Outcome.SKIPPED   # Dynamo made no graph: the frame runs eagerly
+                    c.error = "No ops traced (the log holds no graph for it)"
                 else:
                     c.outcome = Outcome.COMPILED
             else:
