@@ -216,6 +216,9 @@ def origin_statement(origin: dict[str, Any] | None, compile_id: str) -> str | No
     said = (f"in [{compile_id}] {origin['source']} was the symbol {origin['symbol']}"
             + (f" ({origin['how']})" if origin.get("how") else "")
             + f", range {origin['range']}")
+    others = [x for x in origin.get("sources", ()) if x != origin["source"]]
+    if others:
+        said += f", one symbol shared with {', '.join(others)} (duck shaping: equal sizes)"
     asked = [g for g in origin["guards"] if g["lineno"] is not None]
     if asked:
         parts = []

@@ -335,3 +335,43 @@ def test_a_branch_on_a_size_is_expected_not_zero_one():
     assert f"guarded {rec.compiles[1].shapes.guards[0].expr} by line {ns['here']}" in origin
     assert second.to_dict()["shape_origins"] == {"0": origin}
     assert f"    shape: {origin}" in str(second)
+
+
+def test_duck_shaping_recompile_names_the_shared_symbol_and_the_fix_works():
+    ns = _namespace("duck")
+    torch._dynamo.reset()
+    with capture.record() as rec:
+        c = torch.compile(ns["f"], backend="eager", dynamic=True)
+        c(torch.randn(6), torch.randn(6))
+        c(torch.randn(7), torch.randn(9))
+    [cause] = explanation(rec)["causes"]
+    assert cause["mechanism"] == "duck_shape"
+    assert "one symbol shared with L['x'].size()[0] (duck shaping" in cause["shape"]["statement"]
+    assert "use_duck_shape = False" in cause["advice"][0]
+    import torch.fx.experimental._config as fx_config
+    torch._dynamo.reset()
+    with fx_config.patch(use_duck_shape=False), capture.record() as fixed:
+        c = torch.compile(ns["f"], backend="eager", dynamic=True)
+        c(torch.randn(6), torch.randn(6))
+        c(torch.randn(7), torch.randn(9))
+    [one] = fixed.compiles
+    x, y = one.shapes.dims
+    assert x.value != y.value and x.dynamic and y.dynamic
+
+
+def test_maybe_mark_dynamic_lets_the_broadcast_specialize():
+    """The fix explain gives for a marked dimension a broadcast specialized."""
+    rec, _, _ = _record("marked_broadcast")
+    [frame] = explanation(rec)["frames"]
+    assert "maybe_mark_dynamic(x, 0)" in frame["advice"][0]
+    ns = _namespace("marked_broadcast")
+    torch._dynamo.reset()
+    x = torch.randn(4)
+    torch._dynamo.maybe_mark_dynamic(x, 0)
+    with capture.record() as fixed:
+        out = torch.compile(ns["f"], backend="eager")(x, torch.randn(4))
+    assert out.shape == (4,)
+    [c] = fixed.compiles
+    assert c.outcome == "compiled"
+    [d, _] = c.shapes.dims
+    assert d.how == SPECIALIZED and d.marks == ("maybe_mark_dynamic",)
