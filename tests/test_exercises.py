@@ -391,6 +391,8 @@ def test_a_string_of_option_letters_is_read_letter_by_letter():
     assert not wrong.ok and "not the set" in wrong.message
     names = predict_set("q", "Which functions?", ["model", "double"])
     assert names.grade("model, double").ok and not names.grade("modeldouble").ok
+    assert ex.expected_form == "a list of letters, in any order"
+    assert names.expected_form == "a list of names, in any order"
 
 
 def test_a_wrong_set_never_names_which_items_are_wrong():

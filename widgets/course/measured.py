@@ -100,7 +100,8 @@ def predict_set(name: str, question: str, expected: Iterable[str], *, hint: str 
     return Exercise(name, question, check, hint=hint,
                     solution=", ".join(sorted(want.values())) +
                     (f". {explanation}" if explanation else ""),
-                    expected_form="a list of names, in any order", prediction=prediction,
+                    expected_form=("a list of letters, in any order" if letters else
+                                   "a list of names, in any order"), prediction=prediction,
                     look=look)
 
 
