@@ -370,7 +370,12 @@ def test_compare_mode_in_jupyterlab_jumps_and_the_kernel_hears_it(browser, tmp_p
             view.wait_for(timeout=180_000)
             assert "recompile of [0/0]: L['x'] size" in view.locator(".dl-compile").evaluate(
                 "s => s.options[s.selectedIndex].text")
+            # the widget is shipped explain's words too: beside the menu, and in compare mode
+            said = view.locator(".dl-bar .dl-answer")
+            assert "x size changed, recompiling once: [4, 3], then [8, 3]" in said.locator(".dl-answer-cause").text_content()
+            assert said.locator(".dl-answer-fix").count() >= 1
             view.get_by_role("button", name="compare", exact=True).click()
+            assert view.locator(".dl-cmp-answer .dl-answer-cause").count() == 1
             failed = view.locator(".dl-cmp-why li.dl-cmp-failed")
             assert "expected [4, 3], got [8, 3]" in failed.text_content()
             failed.locator(".dl-cmp-go").click()
