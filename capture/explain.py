@@ -114,6 +114,12 @@ def explanation(recording: Recording, user_code: Iterable[str] = ()) -> dict[str
         if gb is None or c.attempt > 0:
             continue  # an attempt after a restart stops where its first attempt broke
         b = _break(c, user_code)
+        # a nested graph break: the attempt after the restart resumed the whole chain of
+        # frames in one compile, innermost first
+        chain = next((a.resume_chain() for a in recording.compiles
+                      if a.frame_id == c.frame_id and a.generation == c.generation
+                      and a.resume_chain()), [])
+        b["resume_chain"] = [{k: link[k] for k in ("function", "line")} for link in chain]
         # one entry per place: every recompile of the frame, and every frame of an inlining
         # chain, meets the same break again
         key = (b["file"], b["lineno"], gb.reason)
@@ -228,6 +234,7 @@ def _break(c: Compile, user_code: tuple[str, ...]) -> dict[str, Any]:
         "registry": entry, "link": link,
         "advice": [fix] if fix else [],
         "suggestion": fix,
+        "resume_chain": [],   # a nested graph break's chain (set by `explanation`)
         "hint": None if fix else advice.useful_hint(hints, in_user),
         # torch._dynamo.graph_break() called by the library itself (torch's optimizers do)
         "note": (f"not in your code: {here.function} in {Path(here.file or '').name} calls "
@@ -639,6 +646,11 @@ def text_of(data: dict[str, Any], *, teach: bool = False) -> str:
         if u and (u["file"], u["lineno"]) != (b["file"], b["lineno"]):
             out.append(f"  your line: {_where(u['file'], u['lineno'])}:  {u['line'] or ''}".rstrip())
         out.append(f"  why: {b['reason']}" + (f" ({b['gb_id']})" if b["gb_id"] else ""))
+        if b.get("resume_chain"):
+            frames_ = " -> ".join(f"{x['function']} line {x['line']}" for x in b["resume_chain"])
+            out.append(f"  nested graph break (nested_graph_breaks): resumed as one chain, "
+                       f"innermost first: {frames_}; the callers were not compiled as frames "
+                       f"of their own")
         if teach:
             if b["explanation"]:
                 out.append(f"  explanation: {b['explanation'].strip()}")

@@ -91,6 +91,25 @@ class Compile:
     def restarted(self) -> bool:
         return self.outcome == Outcome.RESTARTED
 
+    def resume_chain(self) -> list[dict[str, Any]]:
+        """A nested graph break's chain of frames (torch._dynamo.config.nested_graph_breaks):
+        where a break inside an inlined call made Dynamo write one resume function for each
+        frame of the chain in this one compile, instead of compiling each caller as a frame
+        of its own. Innermost first: each frame's function, the line it resumes after, the
+        offset its resume function starts at, its name and the values it is handed beyond
+        the chain's own two lists. Empty where the compile has at most one resume function."""
+        out = []
+        for rf in self.resume_functions:
+            head, sep, line = rf.code_name.rpartition("_at_")
+            if not sep or not head.startswith("torch_dynamo_resume_in_") or not line.isdigit():
+                continue
+            out.append({"function": head[len("torch_dynamo_resume_in_"):], "line": int(line),
+                        "offset": rf.offset, "resume_function": rf.global_name,
+                        "code_name": rf.code_name,
+                        "carries": [a for a in rf.argnames
+                                    if a not in ("__nested_resume_fns", "__nested_frame_values")]})
+        return out if len(out) > 1 else []
+
     def title(self) -> str:
         """`[0/0] f — graph break at line 6, restarted` and the like."""
         text = f"[{self.compile_id}] {self.code_name}"

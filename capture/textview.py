@@ -119,6 +119,14 @@ def _compile_text(c: Compile) -> str:
     out += shapes_lines(c.shapes)
     out.append("\nmodified bytecode:")
     out.append(_indent(c.modified_bytecode) if c.modified_bytecode else "  (none: attempt abandoned)")
+    chain = c.resume_chain()
+    if chain:
+        out.append("\nnested graph break: one resume function per frame of the chain, "
+                   "innermost first (nested_graph_breaks):")
+        for link in chain:
+            carries = f", carrying {', '.join(link['carries'])}" if link["carries"] else ""
+            out.append(f"  {link['function']} resumes after line {link['line']} "
+                       f"(offset {link['offset']}, {link['resume_function']}){carries}")
     for rf in c.resume_functions:
         out.append(f"\nresume function {rf.global_name} ({rf.code_name}):")
         out.append(_indent(rf.bytecode))
