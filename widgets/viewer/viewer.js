@@ -538,11 +538,12 @@ export function textRow(cls, text, tag = "span") {
 // merged. And what a screen reader hears: the step said after each change.
 //
 // A word carries what it is in data-* attributes (`data-help-op`, `data-help-tracker`,
-// `data-help-guard`, `data-help-symbol`); one tooltip element per viewer (role="tooltip")
-// says it, and the word points at it with aria-describedby while it shows. All of it
-// is text (textContent), never markup.
+// `data-help-guard`, `data-help-symbol`, `data-help-term` for a word of dynamic shapes:
+// `Eq`, a range, unbacked, `torch._check`, with `data-help-said` the text shown); one
+// tooltip element per viewer (role="tooltip") says it, and the word points at it with
+// aria-describedby while it shows. All of it is text (textContent), never markup.
 
-const HELP_ATTRS = ["data-help-op", "data-help-tracker", "data-help-guard", "data-help-symbol"];
+const HELP_ATTRS = ["data-help-op", "data-help-tracker", "data-help-guard", "data-help-symbol", "data-help-term"];
 const HELP_SELECTOR = HELP_ATTRS.map((a) => `[${a}]`).join(",");
 export const SYMBOL_RE = /\b(?:zuf|zf|ps|s|u)\d+\b/g;
 let tipCount = 0;
@@ -568,6 +569,13 @@ export function helpOf(help, rec, k, attrs) {
   if (guard != null) {
     const text = (help.guards || {})[guard];
     return { title: `${guard} (guard kind)`, lines: [text || "No help for this guard kind yet."] };
+  }
+  const term = attrs["data-help-term"];
+  if (term != null) {
+    const text = (help.terms || {})[term];
+    if (!text) return null;
+    const said = attrs["data-help-said"];
+    return { title: said && said !== term ? `${said} (${term})` : term, lines: [text] };
   }
   if (symbol != null) {
     const m = /^(zuf|zf|ps|s|u)\d+$/.exec(symbol);
@@ -656,7 +664,7 @@ export function helpTips(root, context) {
     if (t === target) return;
     hide();
     const attrs = {};
-    for (const a of HELP_ATTRS) if (t.hasAttribute(a)) attrs[a] = t.getAttribute(a);
+    for (const a of [...HELP_ATTRS, "data-help-said"]) if (t.hasAttribute(a)) attrs[a] = t.getAttribute(a);
     const { help, rec, k } = context();
     const said = helpOf(help, rec, k, attrs);
     if (!said) return;
@@ -1587,7 +1595,9 @@ export const KEY_HELP = [
   ["J", "go to a step: type its number, then Enter"], ["Backspace", "return to where the last jump came from"],
   ["/", "search guards, graph nodes and locals by name; ↓ ↑ choose, Enter goes to the step"],
   ["C · D", "compare mode: this compile beside another of its frame · go to their first divergence"],
-  ["P", "predict mode"], ["Enter · S · 1–9", "in predict mode: reveal · skip · choose an answer"],
+  ["P", "predict mode"], ["Enter · S", "in predict mode: reveal · skip"],
+  ["0–9 · , .", "in predict mode: what it pushes (0 nothing; , . go through every kind)"],
+  ["N G B I R", "in predict mode: it adds a node · installs a guard · breaks the graph · inlines a call · returns"],
   ["+ − 0", "zoom the graph in / out / back"], ["Shift+arrows", "pan the graph"],
   ["Tab · ↓ ↑ · Enter", "Tab: the next pane (one stop each) · ↓ ↑: its rows, guards or graph nodes · Enter: follow one to its step"], ["?", "show or hide this list"],
 ];
@@ -1623,12 +1633,15 @@ export function keyPress(e, asking) {
   return action;
 }
 
-/** The action of a key, or null; in predict mode Enter reveals, S skips, 1-9 choose. */
+/** The action of a key, or null. While predict mode asks, Enter reveals, S skips, , and .
+ * move the choice of what is pushed, and a letter or digit is {choose: key} (the choice
+ * that key stands for, if the question has one; else `or`, what the key does otherwise). */
 export function keyAction(e, asking) {
   if (asking) {
     if (e.key === "Enter") return "reveal";
     if (e.key === "s" || e.key === "S") return "skip";
-    if (/^[1-9]$/.test(e.key)) return { chip: Number(e.key) };
+    if (e.key === "," || e.key === ".") return { cycle: e.key === "." ? 1 : -1 };
+    if (/^[0-9a-z]$/i.test(e.key)) return { choose: e.key.toLowerCase(), or: KEYS[e.key.toLowerCase()] || null };
   }
   if (e.shiftKey && PAN_KEYS[e.key]) return PAN_KEYS[e.key];
   return KEYS[e.key.length === 1 ? e.key.toLowerCase() : e.key] || null;
@@ -2295,6 +2308,16 @@ function pushedKinds(c) {   // kinds the compile pushes, most frequent first, an
   });
 }
 
+/** The key of each effect: the same in every question (the viewer's own letters for a node,
+ * a guard and a break). */
+export const EFFECT_KEYS = { node: "n", guard: "g", break: "b", inline: "i", return: "r" };
+
+/** The key of each choice of what is pushed, in the order shown: 0 for nothing, then 1-9
+ * for the first nine kinds; the rest have none (, and . move the choice through all). */
+export function pushKeys(kinds) {
+  return [null, ...kinds].map((_, j) => (j <= 9 ? String(j) : null));
+}
+
 export const COMMON_KINDS = 3;   // the compile's most pushed kinds, offered at every question
 
 // Instructions that only keep CPython's books: when one does nothing visible, predict mode
@@ -2390,9 +2413,22 @@ export class PredictMode {
   /** A choice: what the instruction pushes (one), or an effect (ticked or not). */
   choose({ answer, kind, effect }) {
     if (!this.asking) return;
-    if (answer === "pushes") this.answer.pushes = kind ?? null;
+    if (answer === "pushes") {
+      this.answer.pushes = kind ?? null;
+      this.hint = null;
+    }
     else if (this.answer.does.has(effect)) this.answer.does.delete(effect);
     else this.answer.does.add(effect);
+  }
+
+  /** Move the choice of what is pushed to the next (dir 1) or previous (-1) of nothing and
+   * the kinds offered, as , and . do: every kind is reached by key, however many. */
+  cycle(dir) {
+    if (!this.asking) return;
+    const all = [null, ...this.asking.kinds];
+    const at = this.answer.pushes === undefined ? (dir > 0 ? -1 : all.length) : all.indexOf(this.answer.pushes);
+    this.answer.pushes = all[(at + dir + all.length) % all.length];
+    this.hint = null;
   }
 
   /** The answer to the question asked, as the `predictions` trait keeps it (null: none). */
@@ -2400,7 +2436,7 @@ export class PredictMode {
     const q = this.asking;
     if (!q) return null;
     if (this.answer.pushes === undefined) {   // a bare Enter is not an answer
-      this.hint = "First choose what it pushes (“nothing” is a choice too), then reveal; skip (S) steps without answering.";
+      this.hint = "First choose what it pushes (0 for “nothing”, 1–9, or , and . through all), then reveal (Enter); skip (S) steps without answering.";
       return null;
     }
     const record = prediction(c, q, this.answer);
@@ -2418,8 +2454,9 @@ export class PredictMode {
     const out = [h("div", { class: "dl-predict-head" }, h("b", null, "Predict"),
       h("span", { class: "dl-score dl-dim" }, ` · ${right} of ${predictions.length} right`),
       q ? null : h("span", { class: "dl-dim" }, " · press forward (→) to be asked about the next instruction"))];
+    // What a bare reveal lacks is said first, where the box begins (it scrolls).
+    if (q && this.hint) out.push(h("div", { class: "dl-verdict dl-wrong dl-hint", role: "status" }, this.hint));
     if (q) out.push(...asked(q, this.answer));
-    if (q && this.hint) out.push(h("div", { class: "dl-verdict dl-wrong" }, this.hint));
     const v = this.verdict;
     if (v && v.skipped && !q) {
       out.push(h("div", { class: "dl-verdict dl-dim" }, code(v.q.instruction),
@@ -2432,6 +2469,7 @@ export class PredictMode {
         v.correct ? "" : wrongParts(v.q.truth, v.answer)));
     }
     el.replaceChildren(...out);
+    if (q && this.hint) el.scrollTop = 0;
   }
 }
 
@@ -2449,22 +2487,27 @@ function wrongParts(truth, answer) {
   return out;
 }
 
-/** The question and its choices, numbered for the keys 1-9 in the order shown. */
+/** The question and its choices, each with its key: 0-9 for what it pushes (in the order
+ * shown), a letter for each effect (EFFECT_KEYS, the same in every question). */
 function asked(q, answer) {
-  let n = 0;
-  const chip = (label, pressed, data) => {
-    n += 1;
-    return h("button", { class: "dl-chip", type: "button", "aria-pressed": String(pressed), title: `key ${n}`, ...data },
-      h("span", { class: "dl-key" }, String(n)), label);
-  };
-  const pushes = [null, ...q.kinds].map((kind) => chip(kind ?? "nothing", answer.pushes === kind,
+  const chip = (key, label, pressed, data) => h("button", {
+    class: "dl-chip", type: "button", "aria-pressed": String(pressed), "data-key": key,
+    title: key ? `key ${key.toUpperCase()}` : "key , or . moves the choice here", ...data,
+  }, key ? h("span", { class: "dl-key", "aria-hidden": "true" }, key.toUpperCase()) : null, label);
+  const keys = pushKeys(q.kinds);
+  const pushes = [null, ...q.kinds].map((kind, j) => chip(keys[j], kind ?? "nothing", answer.pushes === kind,
     { "data-answer": "pushes", "data-kind": kind }));
-  const does = EFFECTS.map(([id, label]) => chip(label, answer.does.has(id), { "data-answer": "does", "data-effect": id }));
+  const does = EFFECTS.map(([id, label]) => chip(EFFECT_KEYS[id], label, answer.does.has(id), { "data-answer": "does", "data-effect": id }));
+  const more = q.kinds.length > 9 ? h("span", { class: "dl-dim" }, " , . go through all") : null;
   return [
     h("div", { class: "dl-question" }, "Next: ", code(q.instruction),
       q.lineno != null ? ` on line ${q.lineno}` : "", " in ", code(q.code_name), ". What will it do?"),
-    h("div", { class: "dl-choices" }, h("span", { class: "dl-dim" }, "It pushes: "), pushes),
-    h("div", { class: "dl-choices" }, h("span", { class: "dl-dim" }, "It also (tick all that apply): "), does),
+    // The effects first: five, the same in every question, always in view; then the kinds,
+    // as many as the opname pushes anywhere in the compile (two dozen in a model's CALL).
+    h("div", { class: "dl-choices", role: "group", "aria-label": "it (tick all that apply)" },
+      h("span", { class: "dl-dim" }, "It (tick all that apply): "), does),
+    h("div", { class: "dl-choices", role: "group", "aria-label": "it pushes (choose one)" },
+      h("span", { class: "dl-dim" }, "It pushes: "), pushes, more),
     h("div", { class: "dl-choices" },
       h("button", { class: "dl-button dl-reveal", type: "button", title: "check your answer and take the step (Enter)", "data-action": "reveal" }, "reveal"),
       h("button", { class: "dl-button dl-skip", type: "button", title: "take the step without answering (S)", "data-action": "skip" }, "skip")),
@@ -3659,6 +3702,370 @@ function paintDrawing(d, c, i, shown, fresh, flashed) {
   if (!d.cull) for (const r of d.renamed) renameAt(r, i);
 }
 
+// ---- js/panes/shapes.js ----------------------------------------------------------------------
+
+// The shapes pane: what the compile's shape environment knew at the step shown (the
+// recording's `shapes`, capture/shapes.py). Each input's dimensions as static, dynamic or
+// unbacked, with the symbol that stands for a dynamic one from the step that made it and
+// its range; a specialization said where it happens (`s77 became 4 here: line 3, a
+// broadcast`); the symbolic guards added so far, the new ones marked, each a button
+// (`data-shape-guard`) to the step that added it. It shares the guards' place in the
+// layout: a button in either title shows the other.
+//
+// Symbols elsewhere link here: a symbol in the stack (`.dl-sym`, help.js `withSymbols`)
+// or in a guard row shows this pane with the symbol lit; hovering one, or a graph
+// placeholder named by a symbol, lights it while this pane shows. Every word of dynamic
+// shapes explains itself on hover (`data-help-term`, capture/help.json `terms`). Program
+// text is text, never markup.
+
+const SYMBOL = /^(?:zuf|zf|ps|s|u)\d+$/;
+const NUMBER = /^-?\d+(?:\.\d+)?$/;
+// The words of a symbolic expression that explain themselves.
+const TERMS = /\b(?:zuf|zf|ps|s|u)\d+\b|\b(?:Eq|Ne|Max|Min|FloorDiv|Mod|int_oo|guard_or_false|guard_or_true)\b|torch\._check\b|\[-?(?:\d+|int_oo), -?(?:\d+|int_oo)\]/g;
+
+// -- what the pane shows (pure) -------------------------------------------------------------
+
+/** `L['x'].size()[0]` -> {input: "L['x']", dim: 0}; any other source is an input of its own. */
+export function sizeSource(source) {
+  const m = /^(.*)\.size\(\)\[(\d+)\]$/.exec(source || "");
+  return m ? { input: m[1], dim: Number(m[2]) } : { input: source, dim: null };
+}
+
+/** torch's note of a place (`x + y  # f.py:3 in f (fake_impls.py:1960 in infer_size)`) ->
+ * {line, fn, code (the user's text, or null), framework (the function that asked, or null)}. */
+export function placeOf(note) {
+  if (!note) return null;
+  const hash = note.lastIndexOf("  # ");
+  const code = hash >= 0 ? note.slice(0, hash).trim() || null : null;
+  const rest = hash >= 0 ? note.slice(hash + 4) : note.trim().replace(/^#\s*/, "");
+  const m = /:(\d+) in (\S+)/.exec(rest);
+  const fw = /\(([^()]*) in (\w+)\)\s*$/.exec(rest);
+  return { line: m ? Number(m[1]) : null, fn: m ? m[2] : null, code, framework: fw ? fw[2] : null };
+}
+
+// A symbol exists from the step that made it (one made outside any step: throughout).
+const made = (sym, i) => sym.step == null || sym.step <= i;
+
+/** What a symbol's replacement says at step i: null before it happened (or never), else
+ * {name, to, number (a constant: specialized; else tied to another symbol), step, here,
+ * line, code, why} — the line and why from the guard its step added on it, else torch's note. */
+export function replacementAt(shapes, sym, i) {
+  if (sym.replacement == null) return null;
+  if (sym.replaced_step != null && sym.replaced_step > i) return null;
+  const at = placeOf(sym.replaced_at) || {};
+  const pat = new RegExp(`\\b${sym.name}\\b`);
+  const g = shapes.guards.find((x) => x.step != null && x.step === sym.replaced_step && pat.test(x.expr));
+  return {
+    name: sym.name, to: sym.replacement, number: NUMBER.test(sym.replacement), step: sym.replaced_step,
+    here: sym.replaced_step === i, line: g && g.lineno != null ? g.lineno : at.line ?? null,
+    code: at.code ?? null, why: (g && g.why) || (at.framework ? `asked by ${at.framework}` : ""),
+  };
+}
+
+/** One sentence for a replacement: `s77 became 4 here: line 3, a broadcast: ...`. */
+export function becameText(r) {
+  const when = r.here ? "here" : r.step != null ? `at step ${r.step}` : "when the graph was compiled";
+  const where = [r.line != null ? `line ${r.line}${r.code ? ` (${r.code})` : ""}` : null, r.why || null].filter(Boolean);
+  return `${r.name} became ${r.to} ${when}${where.length ? `: ${where.join(", ")}` : ""}`;
+}
+
+/** The pane at step i of compile c: {state: "old" (recorded before shapes were) | "none"
+ * (no shape environment) | "static" (every size static: `sizes`) | "shapes", inputs, others,
+ * guards, after, became, counts}. */
+export function shapesAt(c, i) {
+  if (!c || !("shapes" in c)) return { state: "old" };
+  const shapes = c.shapes;
+  if (!shapes) return { state: "none" };
+  const atEnd = !c.steps.length || i >= lastStep(c);
+  const byName = new Map(shapes.symbols.map((s) => [s.name, s]));
+  const inputs = [];
+  const inputOf = (name) => {
+    let x = inputs.find((y) => y.input === name);
+    if (!x) inputs.push((x = { input: name, dims: [] }));
+    return x;
+  };
+  const shown = new Set();
+  for (const d of shapes.dims) {
+    const { input, dim } = sizeSource(d.source);
+    const sym = d.dynamic === false || NUMBER.test(d.value) ? null : byName.get(d.value) || null;
+    const row = { source: d.source, dim, size: d.size, value: d.value, how: d.how, policy: d.policy, marks: d.marks || [] };
+    if (!sym && NUMBER.test(d.value)) {
+      row.state = "static";
+    } else {
+      row.state = d.policy === "UNBACKED" || (sym && sym.name.startsWith("u")) ? "unbacked" : "dynamic";
+      row.symbol = d.value;
+      row.made = sym ? made(sym, i) : true;
+      row.madeAt = sym ? sym.step : null;
+      row.range = sym ? sym.range : null;   // as it was when the compile ended
+      row.final = atEnd;
+      row.isNew = !!sym && sym.step != null && sym.step === i;
+      row.shared = sym ? sym.sources.filter((s) => s !== d.source) : [];
+      row.became = sym && row.made ? replacementAt(shapes, sym, i) : null;
+      if (row.became && row.became.number) row.state = "specialized";
+      if (sym) shown.add(sym.name);
+    }
+    inputOf(input).dims.push(row);
+  }
+  // Symbols no input dimension stands for (nonzero's length, an .item()).
+  const others = shapes.symbols.filter((s) => !shown.has(s.name) && made(s, i)).map((s) => ({
+    name: s.name, unbacked: s.name.startsWith("u"), range: s.range, hint: s.hint, node: s.node,
+    sources: s.sources, step: s.step, isNew: s.step != null && s.step === i, became: replacementAt(shapes, s, i), final: atEnd,
+  }));
+  const guards = [], after = [];
+  shapes.guards.forEach((g, j) => {
+    const row = { j, expr: g.expr, step: g.step, line: g.lineno, fn: g.function, why: g.why,
+      code: (placeOf(g.user) || {}).code ?? null, node: g.node, oblivious: !!g.size_oblivious };
+    if (g.step != null && g.step <= i) guards.push({ ...row, isNew: g.step === i });
+    else if (g.step == null && atEnd) after.push(row);
+  });
+  const became = shapes.symbols.map((s) => replacementAt(shapes, s, i)).filter((r) => r && r.here);
+  const symbols = shapes.symbols.filter((s) => made(s, i)).length;
+  if (!shapes.symbols.length && shapes.dims.every((d) => NUMBER.test(d.value))) {
+    return { state: "static", inputs, guards, after, others: [], became: [], symbols: 0 };
+  }
+  return { state: "shapes", inputs, others, guards, after, became, symbols,
+    fresh: guards.filter((g) => g.isNew).length };
+}
+
+/** The symbols an input guard's text is about: those whose sources it names
+ * (`9 <= L['x'].size()[0]` -> ["s77"]). */
+export function symbolsOfText(c, text) {
+  if (!c || !c.shapes || !text) return [];
+  return c.shapes.symbols.filter((s) => s.sources.some((src) => text.includes(src))).map((s) => s.name);
+}
+
+/** Where a click on element `t` (a symbolic guard of the shapes pane) leads: {compile,
+ * step, flash, note}, or null. */
+export function shapeLink(rec, k, t) {
+  const el = t.closest ? t.closest("[data-shape-guard], [data-shape-step]") : null;
+  const c = rec.compiles[k];
+  if (!el || !c || !c.shapes) return null;
+  if (el.dataset.shapeGuard != null) {
+    const j = Number(el.dataset.shapeGuard), g = c.shapes.guards[j];
+    if (!g) return null;
+    if (g.step == null) {
+      return { compile: k, step: lastStep(c), flash: { shapeGuard: j },
+        note: `The symbolic guard ${g.expr} was added when the graph was compiled, after the last step.` };
+    }
+    return { compile: k, step: g.step, flash: { shapeGuard: j }, note: `This step added the symbolic guard ${g.expr}.` };
+  }
+  const to = Number(el.dataset.shapeStep);
+  return Number.isFinite(to) ? { compile: k, step: to, flash: { symbol: el.dataset.shapeSymbol || null } } : null;
+}
+
+// -- painting ---------------------------------------------------------------------------------
+
+/** Text with each word of dynamic shapes explaining itself (symbols also lit and linked). */
+export function withTerms(text) {
+  const out = [];
+  let at = 0;
+  text = String(text);
+  for (const m of text.matchAll(TERMS)) {
+    if (m.index > at) out.push(text.slice(at, m.index));
+    const w = m[0];
+    if (SYMBOL.test(w)) out.push(h("span", { class: "dl-sym", "data-help-symbol": w, "data-shape-symbol": w, tabindex: 0 }, w));
+    else if (w.startsWith("[")) out.push(shapeTerm("range", w));
+    else out.push(shapeTerm(w, w));
+    at = m.index + w.length;
+  }
+  if (at < text.length) out.push(text.slice(at));
+  return out;
+}
+
+function shapeTerm(name, said, cls = "dl-term") {
+  return h("span", { class: cls, "data-help-term": name, "data-help-said": said, tabindex: 0 }, said);
+}
+
+function shapeStepButton(step, label, symbol = null) {
+  return h("button", { type: "button", class: "dl-link", "data-shape-step": step, "data-shape-symbol": symbol }, label);
+}
+
+function shapeDimRow(d) {
+  const head = [h("code", null, d.dim != null ? `[${d.dim}]` : d.source), " "];
+  if (d.state === "static") {
+    const why = d.how && d.how !== "static" ? d.how : null;
+    return [...head, shapeTerm("static", "static", "dl-term dl-state dl-static"), " ", h("code", null, String(d.value)),
+      why ? [" · ", shapeTerm(why === "0/1 specialization" ? why : "specialized", why, "dl-term")] : null];
+  }
+  const parts = [...head, shapeTerm(d.state === "specialized" ? "specialized" : d.state === "unbacked" ? "unbacked" : "dynamic",
+    d.state, `dl-term dl-state dl-${d.state}`), " "];
+  if (!d.made) {
+    parts.push(h("span", { class: "dl-faint" }, `its symbol ${d.symbol} is made at `), shapeStepButton(d.madeAt, `step ${d.madeAt}`, d.symbol));
+  } else {
+    parts.push(withTerms(d.symbol));
+    if (d.became && d.became.number) parts.push(` = ${d.became.to}`);
+    if (d.range) parts.push(" ", shapeTerm("range", d.range, "dl-term dl-range"), d.final ? "" : h("span", { class: "dl-faint" }, " by the end"));
+    if (d.isNew) parts.push(" ", h("span", { class: "dl-tag dl-new-tag" }, "made here"));
+  }
+  const how = d.how && !["specialized", "static"].includes(d.how) ? d.how : d.marks.join(", ");
+  if (how) parts.push(" · ", shapeTerm(how, how, "dl-term dl-how"));
+  parts.push(h("span", { class: "dl-dim" }, ` · ${d.size} on this call`));
+  const lines = [h("div", { class: "dl-shape-dim-head" }, parts)];
+  if (d.made && d.shared.length) {
+    lines.push(h("div", { class: "dl-shape-note" }, "one symbol with ", d.shared.map((s, j) => [j ? ", " : "", h("code", null, s)]),
+      d.policy === "DUCK" ? [": ", shapeTerm("duck shaping", "duck shaping"), " (equal sizes, one symbol)"] : ""));
+  }
+  if (d.became && !d.became.here) {
+    lines.push(h("div", { class: "dl-shape-note" }, withTerms(becameText(d.became)), " ",
+      d.became.step != null && d.became.step >= 0 ? shapeStepButton(d.became.step, "go", d.symbol) : null));
+  }
+  return lines;
+}
+
+function shapeGuardRow(g, flashed) {
+  const where = [g.step != null ? `step ${g.step}` : null, g.line != null ? `line ${g.line}${g.code ? `: ${g.code}` : ""}` : null,
+    g.why || null, g.oblivious ? "size-oblivious" : null].filter(Boolean).join(" · ");
+  return {
+    key: `sg${g.j}`,
+    cls: [g.isNew ? "dl-new" : "", flashed === g.j ? "dl-flash" : ""].join(" ").trim(),
+    make: () => h("li", { "data-shape-row": g.j },
+      h("button", { type: "button", class: "dl-link dl-shape-guard", "data-shape-guard": g.j,
+        title: g.step != null ? `added at step ${g.step}: click to go there` : "added when the graph was compiled: click to go to the last step" },
+      withTerms(g.expr)),
+      g.isNew ? [" ", h("span", { class: "dl-tag dl-new-tag" }, "new")] : null,
+      where ? h("span", { class: "dl-where dl-dim" }, ` ${where}`) : null),
+  };
+}
+
+/** The pane. `root`: the viewer's root (links from the other panes); `guards`: the guards
+ * pane's element, whose place this pane shares. */
+export function shapesPane(root, guards) {
+  const p = pane("dl-shapes", "Shapes");
+  let showing = false, last = null, lit = null;
+  const toShapes = h("button", { type: "button", class: "dl-pane-switch", title: "show the shapes: symbols, ranges, symbolic guards" }, "Shapes");
+  const toGuards = h("button", { type: "button", class: "dl-pane-switch", title: "show the guards" }, "Guards");
+  guards.classList.add("dl-has-switch");
+  p.el.classList.add("dl-has-switch");
+  guards.append(toShapes);
+  p.el.append(toGuards);
+
+  function show(on) {
+    showing = on;
+    p.el.hidden = !on;
+    guards.hidden = on;
+    if (on && last) paint(last);
+  }
+  show(false);
+  toShapes.addEventListener("click", () => { show(true); toGuards.focus({ preventScroll: true }); });
+  toGuards.addEventListener("click", () => { show(false); toShapes.focus({ preventScroll: true }); });
+
+  /** Light symbol `name`'s rows here (null: none). */
+  function light(name, scroll = false) {
+    lit = name;
+    for (const el of p.body.querySelectorAll(".dl-lit")) el.classList.remove("dl-lit");
+    if (!name) return;
+    const rows = [...p.body.querySelectorAll("[data-shape-symbol]")].filter((el) => el.dataset.shapeSymbol === name)
+      .map((el) => el.closest(".dl-shape-dim, li, .dl-shape-became") || el);
+    for (const el of rows) el.classList.add("dl-lit");
+    if (scroll && rows.length) scrollIntoPane(p.body, rows);
+  }
+
+  // The symbols of the other panes: the one under the pointer or focus is lit here; a
+  // click (or Enter) on one shows this pane with it lit.
+  const symbolAt = (t) => {
+    if (!t || !t.closest || p.el.contains(t)) return null;
+    const sym = t.closest(".dl-sym[data-help-symbol]");
+    if (sym) return sym.dataset.helpSymbol;
+    const node = t.closest(".dl-graph [data-node]");
+    if (node && last) {
+      const n = last.c.nodes[Number(node.dataset.node)];
+      return n && SYMBOL.test(n.name) ? n.name : null;
+    }
+    return null;
+  };
+  const hover = (e) => { if (showing && !p.el.contains(e.target)) light(symbolAt(e.target)); };   // inside: it stays
+  root.addEventListener("mouseover", hover);
+  root.addEventListener("focusin", hover);
+  // Capturing, so the symbol's own link runs before its row's (a guard's, in the guards pane).
+  root.addEventListener("click", (e) => {
+    const t = e.target && e.target.closest ? e.target.closest(".dl-sym[data-help-symbol]") : null;
+    if (!t || p.el.contains(t)) return;
+    e.stopImmediatePropagation();   // the symbol's own link, not its row's
+    show(true);
+    light(t.dataset.helpSymbol, true);
+  }, true);
+  root.addEventListener("keydown", (e) => {
+    const t = e.target;
+    if (e.key !== "Enter" || !t.classList || !t.classList.contains("dl-sym") || p.el.contains(t)) return;
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    show(true);
+    light(t.dataset.helpSymbol, true);
+  }, true);
+
+  function paint(view) {
+    last = view;
+    if (!showing) return;
+    const { c, k, i, flash } = view;
+    const s = shapesAt(c, i);
+    const flashed = flash && flash.shapeGuard != null ? flash.shapeGuard : null;
+    const title = s.state === "shapes" ? `· ${plural(s.symbols, "symbol")} · ${plural(s.guards.length + s.after.length, "guard")}` +
+      (s.fresh ? ` · ${s.fresh} new` : "") : "";
+    setTitle(p, `${k}|${title}`, () => ["Shapes ", h("span", { class: "dl-dim" }, title)]);
+    if (s.state === "old") return sync(p.body, [textRow("dl-faint", "This recording was made before shapes were recorded: record it again to see its symbols and symbolic guards.")]);
+    if (s.state === "none") return sync(p.body, [textRow("dl-faint", "Dynamo made no shape environment for this compile: no symbol, no symbolic guard.")]);
+    if (s.state === "static") {
+      const sizes = s.inputs.map((x) => `${x.input} [${x.dims.map((d) => d.value).join(", ")}]`).join(", ");
+      const why = [...new Set(s.inputs.flatMap((x) => x.dims.map((d) => d.how)).filter((w) => w && w !== "static"))];
+      return sync(p.body, [{
+        key: `static:${sizes}:${why}`,
+        make: () => h("div", { class: "dl-shape-static" }, shapeTerm("static", "Every size static"),
+          `: no symbol; this graph serves ${sizes || "no tensor input"} only, and another size fails its guards`,
+          why.length ? [" (", why.map((w, j) => [j ? ", " : "", shapeTerm(w, w)]), ")"] : null, "."),
+      }]);
+    }
+    const rows = [];
+    for (const r of s.became) {
+      rows.push({ key: `became:${r.name}`, make: () => h("div", { class: "dl-shape-became", role: "note" },
+        h("span", { "data-shape-symbol": r.name }, withTerms(becameText(r)))) });
+    }
+    for (const x of s.inputs) {
+      rows.push(textRow("dl-shape-input", x.input, "div"));
+      x.dims.forEach((d, j) => rows.push({
+        key: `dim:${x.input}:${j}:${d.state}:${d.made}:${d.isNew}:${d.final}:${d.became ? d.became.here : "-"}`,
+        make: () => h("div", { class: "dl-shape-dim", "data-shape-symbol": d.symbol || null }, shapeDimRow(d)),
+      }));
+    }
+    if (s.others.length) rows.push(textRow("dl-subtitle", "Other symbols", "div"));
+    for (const o of s.others) {
+      rows.push({
+        key: `other:${o.name}:${o.isNew}:${o.final}`,
+        make: () => h("div", { class: "dl-shape-dim", "data-shape-symbol": o.name },
+          withTerms(o.name), " ", shapeTerm(o.unbacked ? "unbacked" : "backed", o.unbacked ? "unbacked" : "backed", "dl-term dl-state"),
+          o.range ? [" ", shapeTerm("range", o.range, "dl-term dl-range"), o.final ? "" : h("span", { class: "dl-faint" }, " by the end")] : null,
+          o.node ? h("span", { class: "dl-dim" }, ` · made by ${o.node}`) : null,
+          o.isNew ? [" ", h("span", { class: "dl-tag dl-new-tag" }, "made here")] :
+            o.step != null ? [h("span", { class: "dl-dim" }, " at "), shapeStepButton(o.step, `step ${o.step}`, o.name)] : null),
+      });
+    }
+    rows.push(textRow("dl-subtitle", "Symbolic guards", "div"));
+    const list = { key: "guards", make: () => h("ul", { class: "dl-list dl-shape-guards" }) };
+    const afterList = { key: "after", make: () => h("ul", { class: "dl-list dl-shape-guards" }) };
+    if (s.guards.length) rows.push(list);
+    else rows.push(textRow("dl-faint", s.after.length ? "None added while tracing." : "None so far.", "div"));
+    if (s.after.length) rows.push(textRow("dl-subtitle", "Added when the graph was compiled", "div"), afterList);
+    sync(p.body, rows);
+    const lists = p.body.querySelectorAll("ul.dl-shape-guards");
+    if (s.guards.length) sync(lists[0], s.guards.slice().reverse().map((g) => shapeGuardRow(g, flashed)));
+    if (s.after.length) sync(lists[lists.length - 1], s.after.map((g) => shapeGuardRow(g, flashed)));
+    if (lit) light(lit);
+  }
+
+  function reveal() {
+    if (!showing) return;
+    const flashed = [...p.body.querySelectorAll(".dl-flash")];
+    const marked = flashed.length ? flashed : [...p.body.querySelectorAll(".dl-shape-became, li.dl-new")];
+    if (marked.length) scrollIntoPane(p.body, marked);
+  }
+
+  function selectCompile() {
+    resetPane(p);
+    lit = null;
+  }
+
+  return { el: p.el, selectCompile, paint, reveal, show, light, get showing() { return showing; } };
+}
+
 // ---- js/panes/guards.js ----------------------------------------------------------------------
 
 // The guards pane: the guards installed so far, grouped by the value they guard (`L['x']`,
@@ -3760,13 +4167,15 @@ function guardItem(c, k, { isNew = false, flashed = null, i = 0, asWritten = fal
       if (g.lineno) where.push(`line ${g.lineno}${g.line ? `: ${g.line}` : ""}${g.code_name ? ` (in ${g.code_name})` : ""}`);
       const check = asWritten ? [" ", g.text] :
         r.parts.map((p) => (typeof p === "string" ? p : h("span", { class: "dl-id", title: p.title }, p.chip)));
+      // The symbols of the sizes it checks: each links to the shapes pane.
+      const syms = symbolsOfText(c, g.text).map((n) => [" ", h("span", { class: "dl-sym", "data-help-symbol": n, tabindex: 0 }, n)]);
       const tip = [step != null ? `installed at step ${step}${linked ? ": click (or Enter) to go there" : ""}` : null,
         `as Dynamo wrote it: ${g.text}`].filter(Boolean).join("\n");
       // The check is cut at a few lines (all of it in the tooltip, and when focused), so a
       // new guard fits a small pane.
       return h("li", { "data-guard": step != null ? k : null, "data-guard-row": k, tabindex: 0, title: tip },
         h("span", { class: "dl-check" }, h("span", { class: "dl-guard-kind", "data-help-guard": r.kind, tabindex: 0 }, r.kind),
-          asWritten ? check : [r.parts.length ? " " : "", check]),
+          asWritten ? check : [r.parts.length ? " " : "", check], syms.length ? h("span", { class: "dl-guard-syms" }, syms) : null),
         where.length ? h("span", { class: "dl-where" }, where.join(" · ")) : null);
     },
   };
@@ -4050,10 +4459,13 @@ function kindOf(kind) {
 }
 
 /** What explain says of compile k's recompile, for the pane: the causes (each with its
- * guard and the user's line), refusals and fixes; its words only. */
+ * guard and the user's line), refusals, and the fixes for those; its words only. */
 function explainSays(rec, k) {
-  const lines = answerLines(rec, k).filter((x) => x.kind !== "outcome" && x.kind !== "break");
-  if (!lines.length || !answerOf(rec, k).causes.length) return [];
+  const a = answerOf(rec, k);
+  if (!a || !a.causes.length) return [];
+  const fixes = [...new Set([...a.causes, ...a.refusals].flatMap((x) => x.advice))];
+  const lines = answerLines(rec, k).filter((x) => x.kind === "cause" || x.kind === "refused")
+    .concat(fixes.map((fix) => ({ kind: "fix", text: `fix: ${fix}`, user: null })));
   return [h("div", { class: "dl-subtitle dl-cmp-explain" }, `What dynamo-lab explain says of [${rec.compiles[k].compile_id}]`),
     h("ul", { class: "dl-list dl-cmp-answer" }, lines.map((x) => h("li", { class: `dl-answer-${x.kind}` },
       x.text, x.user ? [" · your line: ", code(x.user)] : null)))];
@@ -5208,12 +5620,13 @@ export class Viewer {
       stack: stackPane(), graph: graphPane(), guards: guardsPane(), compare: bytecodeDetails(), tree: guardTreeDetails(), pair: this.cmp.pane,
       stages: stagesPane(this.root),
     };
+    p.shapes = shapesPane(this.root, p.guards.el);   // in the guards' place, a button away
     p.search = searchBox(this.root); p.links = linkedPanes(this.root); this.controls.bar.append(p.search.el);   // painted last
     const ctl = this.controls;
     this.root.replaceChildren(recordingHeader(rec), ctl.bar, p.summary.el, ctl.steps, ctl.jumps,
       this.predict.el, p.caption.el, p.pair.el,
       h("div", { class: "dl-grid dl-panes" }, h("div", { class: "dl-column" }, p.source.el, p.bytecode.el),
-        p.stack.el, p.graph.el, p.guards.el),
+        p.stack.el, p.graph.el, p.guards.el, p.shapes.el),
       p.compare.el, p.tree.el, p.stages.el);
     this.roving = rovingPanes(this.root);
     this.root.addEventListener("keydown", (e) => this.key(e));
@@ -5320,8 +5733,13 @@ export class Viewer {
 
   key(e) {
     const action = keyPress(e, this.predict.asking);
-    if (action && action.chip) this.predict.el.querySelectorAll(".dl-chip")[action.chip - 1]?.click();
-    else if (action) this.act(action);
+    if (action && action.choose) {   // predict mode's key for a choice, else the key's own action
+      const chip = this.predict.el.querySelector(`.dl-chip[data-key="${action.choose}"]`);
+      if (chip) chip.click(); else if (action.or) this.act(action.or);
+    } else if (action && action.cycle) {
+      this.predict.cycle(action.cycle);
+      this.paintPredict();
+    } else if (action) this.act(action);
   }
 
   // -- what a click means ----------------------------------------------------------------------
@@ -5343,7 +5761,7 @@ export class Viewer {
     } else if (action) {
       this.act(action.dataset.action);
     } else {
-      const to = this.cmp.link(this.rec, t) || linkTarget(this.rec, this.compile, t, this.step);
+      const to = this.cmp.link(this.rec, t) || shapeLink(this.rec, this.compile, t) || linkTarget(this.rec, this.compile, t, this.step);
       if (to) this.go(to.compile, to.step, { jump: true, flash: to.flash, note: to.note });
     }
   }

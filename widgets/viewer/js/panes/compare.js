@@ -35,10 +35,13 @@ function kindOf(kind) {
 }
 
 /** What explain says of compile k's recompile, for the pane: the causes (each with its
- * guard and the user's line), refusals and fixes; its words only. */
+ * guard and the user's line), refusals, and the fixes for those; its words only. */
 function explainSays(rec, k) {
-  const lines = answerLines(rec, k).filter((x) => x.kind !== "outcome" && x.kind !== "break");
-  if (!lines.length || !answerOf(rec, k).causes.length) return [];
+  const a = answerOf(rec, k);
+  if (!a || !a.causes.length) return [];
+  const fixes = [...new Set([...a.causes, ...a.refusals].flatMap((x) => x.advice))];
+  const lines = answerLines(rec, k).filter((x) => x.kind === "cause" || x.kind === "refused")
+    .concat(fixes.map((fix) => ({ kind: "fix", text: `fix: ${fix}`, user: null })));
   return [h("div", { class: "dl-subtitle dl-cmp-explain" }, `What dynamo-lab explain says of [${rec.compiles[k].compile_id}]`),
     h("ul", { class: "dl-list dl-cmp-answer" }, lines.map((x) => h("li", { class: `dl-answer-${x.kind}` },
       x.text, x.user ? [" · your line: ", code(x.user)] : null)))];
