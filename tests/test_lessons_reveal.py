@@ -176,3 +176,12 @@ def test_the_detector_catches_evidence_stored_open_under_a_check(tmp_path):
     evidence["metadata"] = {"collapsed": True, "jupyter": {"outputs_hidden": True}}
     path.write_text(json.dumps({"cells": [check, note, evidence]}))
     assert unfolded_after_checks(path) == []
+
+
+@pytest.mark.parametrize("path", [lesson_param(p, pending=False) for p in LESSONS])
+def test_no_cell_but_the_one_after_a_check_is_stored_folded(path):
+    """A fold elsewhere would hide what the lesson shows, or a question's own cell."""
+    after = {j for j, _ in cell_after_each_check(path)}
+    stray = [i for i, cell in enumerate(cells(path))
+             if cell["cell_type"] == "code" and is_folded(cell) and i not in after]
+    assert stray == []
