@@ -31,6 +31,7 @@ command that records the program step by step.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import hashlib
 import json
@@ -42,7 +43,7 @@ from typing import Any, Iterator
 from .recording import (
     CodeInfo, Compile, Event, EventKind, GraphBreak, Guard, Node, Outcome, Recording, Stage,
 )
-from .text import MAX_NAME, exact, listing, shorten
+from .text import MAX_NAME, MESSAGE_LIMIT, cut, exact, listing, shorten
 
 _HEADER = re.compile(r"^[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]]*\] (\{.*)$")
 _LEAF = re.compile(r"^[| ]*\+- ([A-Z][A-Z0-9_]*): (.*)$")
@@ -467,7 +468,6 @@ class _Builder:
         self.compiles: dict[tuple[int, int, int], Compile] = {}
         self.metrics: dict[tuple[int, int, int], dict[str, Any]] = {}
         self.breaks: dict[tuple[int, int, int], bool] = {}   # key -> the break skipped the frame
-        self.errors: dict[tuple[int, int, int], str] = {}
         self.recording = Recording(python_version="")
         self.program: str | None = None
 
@@ -568,8 +568,6 @@ class _Builder:
             c.replaces = first.group(1) if first else None
         elif name.endswith("_MODIFIED_BYTECODE"):
             c.modified_bytecode = listing(e.payload.rstrip("\n"))
-        elif name == "dynamo_error":
-            self.errors[key] = e.payload
         elif name in _STAGES or e.kind in _STAGES:
             e_name = name if name in _STAGES else e.kind
             stage = _stage(Entry(e_name, h, e.payload), c)
@@ -577,6 +575,35 @@ class _Builder:
                 c.stages = (*c.stages, stage)
         elif e.kind == "compilation_metrics":
             self.metrics[key] = h["compilation_metrics"]
+
+    def kept_break(self, key: tuple[int, int, int], c: Compile, gb: GraphBreak) -> GraphBreak:
+        """The break the kept attempt stops at: where its resume function starts
+        (`torch_dynamo_resume_in_f_at_530` names the line), which is the call in the frame
+        itself when the first attempt broke inside an inlined call; its text from the
+        break's user stack."""
+        prefix = f"torch_dynamo_resume_in_{c.code_name}_at_"
+        after = list(self.compiles.items())
+        after = after[after.index((key, c)) + 1:]
+        lineno = next((int(o.code_name[len(prefix):]) for _, o in after
+                       if o.code_name.startswith(prefix) and o.filename == c.filename
+                       and o.code_name[len(prefix):].isdigit()), None)
+        if lineno is None or lineno == gb.lineno:
+            return gb
+        frame = next((f for f in reversed(_user_frames(gb.message or ""))
+                      if f.function == c.code_name and f.lineno == lineno), None)
+        return dataclasses.replace(
+            gb, lineno=lineno, code_name=c.code_name,
+            line=shorten(frame.line, MAX_NAME) if frame and frame.line else None)
+
+    def failure(self, c: Compile, m: dict[str, Any] | None) -> None:
+        """A failed or skipped compile's error as a live recording keeps it: the type and
+        the first line, and Dynamo's whole message beside it (bounded)."""
+        if not m or not m.get("fail_type"):
+            return
+        reason = str(m.get("fail_reason") or "")
+        first = next((line.strip() for line in reason.splitlines() if line.strip()), "")
+        c.error = shorten(f"{m['fail_type']}: {first}".rstrip(": "), MESSAGE_LIMIT)
+        c.error_message = cut(exact(f"{m['fail_type']}: {reason}"), MESSAGE_LIMIT)
 
     def refused(self, c: Compile, m: dict[str, Any], events: list[Event]) -> bool:
         """A compile the recompile limit refused: an event, as a live recording has it."""
@@ -621,17 +648,14 @@ class _Builder:
                 c.restart_reason = c.graph_break.reason if c.graph_break else None
             elif self.breaks.get(key):
                 c.outcome = Outcome.SKIPPED   # Dynamo gave up on the frame: it runs eagerly
-                c.error = shorten(f"{m['fail_type']}: {m.get('fail_reason') or ''}".strip(),
-                                  2000) if m and m.get("fail_type") else None
+                self.failure(c, m)
             elif m is not None and m.get("fail_type"):
                 c.outcome = Outcome.ERROR
-                c.error = shorten(f"{m['fail_type']}: {m.get('fail_reason') or ''}".strip(), 2000)
-                if self.errors.get(key):
-                    c.error_message = shorten(self.errors[key], 2000)
+                self.failure(c, m)
             elif m is not None:
                 if c.graph_break is None and earlier is not None and earlier.graph_break is not None:
                     # the attempt after a restart compiles up to the break its first attempt met
-                    c.graph_break = earlier.graph_break
+                    c.graph_break = self.kept_break(key, c, earlier.graph_break)
                 if c.graph_break is not None:
                     c.outcome = Outcome.GRAPH_BREAK
                 elif m.get("has_guarded_code") is False or (

@@ -37,7 +37,7 @@ from widgets import cli
 pytestmark = [pytest.mark.timeout(300)]
 
 PROBLEMS = Path(__file__).resolve().parent / "problems"
-TIME_LIMIT = 120   # seconds for any one program
+TIME_LIMIT = 240   # seconds for any one program (they run at once, on a shared machine)
 
 CRASHES = f"""
 import runpy
@@ -53,6 +53,23 @@ def f(x):
 
 x = torch.randn(4, requires_grad=True)
 torch.compile(f, backend="aot_eager")(x).backward()
+"""
+
+# A break inside an inlined call: the first attempt breaks in `helper`, the kept one at
+# the call in `f`, where its resume function starts.
+INLINED = """
+import torch
+
+def helper(y):
+    print("inside helper")
+    return y * 2
+
+def f(x):
+    y = x.sin()
+    z = helper(y)
+    return z + 1
+
+torch.compile(f, backend="eager")(torch.randn(4))
 """
 
 # Two ranks of one job; rank 1 takes a branch with a print in it (a graph break).
@@ -88,13 +105,14 @@ def logs(tmp_path_factory):
     (root / "crashes.py").write_text(CRASHES, encoding="utf-8")
     (root / "stages.py").write_text(STAGES, encoding="utf-8")
     (root / "ranks.py").write_text(RANKS, encoding="utf-8")
+    (root / "inlined.py").write_text(INLINED, encoding="utf-8")
     python = sys.executable
     runs = {
-        "print_in_forward": [python, str(PROBLEMS / "print_in_forward.py")],
         "seq_len": [python, str(PROBLEMS / "seq_len.py")],
         "fullgraph_limit": [python, str(PROBLEMS / "fullgraph_limit.py")],
         "crashes": [python, str(root / "crashes.py")],
         "stages": [python, str(root / "stages.py")],
+        "inlined": [python, str(root / "inlined.py")],
         "ranks": [python, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node",
                   "2", str(root / "ranks.py")],
     }
@@ -159,8 +177,15 @@ def _kept_agree(live, read) -> None:
 # -- the log against a live recording ------------------------------------------------------
 
 
+def _crashed(logs) -> Path:
+    """print_in_forward.py run by a script that then raises: a whole log of its compiles."""
+    folder, code, err = logs["crashes"]
+    assert code == 1 and "the run crashed after compiling" in err
+    return folder
+
+
 def test_a_graph_break_log_agrees_with_a_live_recording(logs):
-    log, read = _one(_log(logs, "print_in_forward"))
+    log, read = _one(_crashed(logs))
     live = _live(PROBLEMS / "print_in_forward.py")
     assert not log.truncated
     assert [c.compile_id for c in read.compiles] == ["0/0", "0/0_1", "1/0"]
@@ -196,7 +221,9 @@ def test_a_graph_break_log_agrees_with_a_live_recording(logs):
     notes = [e for e in read.events if e.kind == EventKind.NOTE]
     assert len(notes) == 1 and read.events[0] is notes[0]
     assert "not Dynamo's steps, stack, locals" in notes[0].message
-    assert f"dynamo-lab record {PROBLEMS / 'print_in_forward.py'} -o trace.html" in notes[0].message
+    # the script that ran (the outermost `<module>` of a logged stack)
+    assert f"dynamo-lab record {_crashed(logs).parent / 'crashes.py'} -o trace.html" in \
+        notes[0].message
     assert fromtrace.note_of(read) == notes[0].message and fromtrace.note_of(live) is None
     timed = [e for e in read.events if e.compile_id == "0/0_1" and e.kind == EventKind.COMPILE]
     assert re.search(r"compile time \d+\.\d{3} s", timed[0].message)
@@ -219,6 +246,23 @@ def test_a_recompile_log_agrees_with_a_live_recording(logs):
     # the log has Dynamo's reason, not the failed guards a live recording finds: no cause
     # is claimed from it
     assert data_b["causes"] == [] and data_b["recompiles"][0]["failed_guards"] == []
+
+
+def test_a_break_in_an_inlined_call_agrees_attempt_by_attempt(logs):
+    folder = _log(logs, "inlined")
+    _, read = _one(folder)
+    live = _live(folder.parent / "inlined.py")
+    _kept_agree(live, read)
+    said = [(c.compile_id, c.outcome, c.graph_break and (
+        c.graph_break.reason, c.graph_break.code_name, c.graph_break.lineno, c.graph_break.line))
+        for c in read.compiles]
+    assert said == [(c.compile_id, c.outcome, c.graph_break and (
+        c.graph_break.reason, c.graph_break.code_name, c.graph_break.lineno, c.graph_break.line))
+        for c in live.compiles]
+    # the first attempt broke inside helper; the kept one stops at the call in f
+    assert said[0][2][1:3] == ("helper", 5) and said[1][2][1:3] == ("f", 10)
+    assert explanation(read)["graph_breaks"][0]["lineno"] == \
+        explanation(live)["graph_breaks"][0]["lineno"]
 
 
 def test_a_refused_recompile_is_an_event_as_in_a_live_recording(logs):
@@ -251,7 +295,7 @@ def _file(folder: Path) -> Path:
 
 
 def test_a_log_cut_inside_a_payload_keeps_what_came_before(logs, tmp_path):
-    whole_log, whole = _one(_log(logs, "print_in_forward"))
+    whole_log, whole = _one(_crashed(logs))
     text = _file(whole_log.path.parent).read_bytes()
     # cut in the middle of the resume function's guard tree, mid-line
     head = text.index(b'"dynamo_cpp_guards_str": {}, "frame_id": 1')
@@ -275,7 +319,7 @@ def test_a_log_cut_inside_a_payload_keeps_what_came_before(logs, tmp_path):
 
 
 def test_a_gzipped_log_reads_as_the_plain_one(logs, tmp_path):
-    plain = _file(_log(logs, "print_in_forward"))
+    plain = _file(_crashed(logs))
     zipped = tmp_path / (plain.name + ".gz")
     zipped.write_bytes(gzip.compress(plain.read_bytes()))
     (tmp_path / "other.txt").write_text("not a log")
@@ -290,13 +334,11 @@ def test_a_gzipped_log_reads_as_the_plain_one(logs, tmp_path):
 
 
 def test_a_run_that_crashed_after_compiling_reads_whole(logs, capsys):
-    folder, code, _ = logs["crashes"]
-    assert code == 1
-    _, whole = _one(_log(logs, "print_in_forward"))
+    folder = _crashed(logs)
     log, read = _one(folder)
-    assert not log.truncated
-    assert [(c.compile_id, c.outcome) for c in read.compiles] == \
-        [(c.compile_id, c.outcome) for c in whole.compiles]
+    assert not log.truncated and not read.truncated
+    assert [(c.compile_id, c.outcome) for c in read.compiles] == [
+        ("0/0", Outcome.RESTARTED), ("0/0_1", Outcome.GRAPH_BREAK), ("1/0", Outcome.COMPILED)]
     assert cli.main(["explain", "--from-trace", str(folder)]) == 0
     out = capsys.readouterr().out
     assert "graph break: in f at print_in_forward.py:14" in out
@@ -347,7 +389,7 @@ def test_bad_input_gets_one_line_and_exit_2(make, tmp_path, capsys, logs):
 
 def test_the_command_runs_as_installed(logs, tmp_path):
     exe = Path(sys.executable).with_name("dynamo-lab")
-    folder = _log(logs, "print_in_forward")
+    folder = _crashed(logs)
     done = subprocess.run([str(exe), "html", "--from-trace", str(folder), "-o",
                            str(tmp_path / "p.html")], capture_output=True, text=True,
                           timeout=TIME_LIMIT)
@@ -367,7 +409,7 @@ def test_the_page_shows_a_compile_with_no_steps(logs, tmp_path):
     from bench import lab_server
 
     out = tmp_path / "trace.html"
-    assert cli.main(["html", "--from-trace", str(_log(logs, "print_in_forward")), "-o", str(out),
+    assert cli.main(["html", "--from-trace", str(_crashed(logs)), "-o", str(out),
                      "--compile", "0/0_1", "-q"]) == 0
     with lab_server.chromium() as browser:
         page = browser.new_page(viewport={"width": 1400, "height": 900})
