@@ -75,6 +75,7 @@ class AttemptRecorder:
     def __init__(self, compile_: Compile, output: Any, code: Any, reader: VarReader,
                  codes: CodeReader) -> None:
         self.compile = compile_
+        self.detailed = True  # False: record(only=...) keeps a summary of this one, no steps
         self.output = output
         self.code = code
         self.reader = reader

@@ -1221,3 +1221,8 @@ def assumes_static() -> bool:
     turns it off for its compiles)."""
     from torch._dynamo import config
     return bool(config.assume_static_by_default)
+
+
+def module_name(tx: Any) -> str | None:
+    """The `__name__` of the module whose function a translator traces (`tx.f_globals`)."""
+    return tx.f_globals.get("__name__")

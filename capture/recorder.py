@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -19,6 +19,7 @@ from . import hooks, internals
 from .attempt import AttemptRecorder, first_line, outcome_of
 from .bytecode import CodeReader
 from .guards import guard_tree_leaves, match_guard_texts
+from .outcomes import resumed_from
 from .recompiles import Recompiles
 from .recording import Compile, Event, EventKind, GraphBreak, Outcome, Recording
 from .stages import StageCollector
@@ -70,6 +71,9 @@ class Recorder:
         self._counters_before = internals.counters()
         self.interrupt_pending = False  # set by record()'s SIGINT handler
         self.generation = 0  # resets of Dynamo seen while recording
+        # record(only=...): the functions recorded step by step (None: every one)
+        self.only: tuple[str, ...] | None = None
+        self._said_only = False
 
     def _event(self, kind: str, compile_id: str | None, message: str,
                failed_guards: tuple = ()) -> None:
@@ -91,7 +95,9 @@ class Recorder:
                 if restart is not None:  # the event says its first line; the compile, all
                     self._event(EventKind.RESTART, attempt.compile.compile_id,
                                 first_line(restart))
-            if self.stored < self.limit and len(attempt.compile.steps) < self.max_compile_steps:
+            if not attempt.detailed:
+                pass   # record(only=...): a compile-level summary of this one
+            elif self.stored < self.limit and len(attempt.compile.steps) < self.max_compile_steps:
                 self.stored += 1
                 attempt.step(tx, inst)
             else:
@@ -193,7 +199,30 @@ class Recorder:
 
     def _storing(self, attempt: AttemptRecorder) -> bool:
         """Whether the step running now in this attempt will be stored."""
-        return self.stored < self.limit and len(attempt.compile.steps) < self.max_compile_steps
+        return attempt.detailed and self.stored < self.limit \
+            and len(attempt.compile.steps) < self.max_compile_steps
+
+    def _detailed(self, code: Any, module: str | None) -> bool:
+        """Whether record(only=...) asks for this frame's steps: its function named as
+        `name`, `Class.name` or `module.Class.name` (a resume function goes with the
+        function it continues, known by its plain name)."""
+        if self.only is None:
+            return True
+        names = {code.co_name, getattr(code, "co_qualname", code.co_name)}
+        continues = resumed_from(code.co_name)
+        if continues:
+            names.add(continues)
+        if module:
+            names |= {f"{module}.{n}" for n in list(names)}
+        for pattern in self.only:
+            if pattern in names:
+                return True
+            if continues and pattern.rsplit(".", 1)[-1] == continues:
+                # a resume function is named after the function's plain name only: it goes
+                # with `Class.forward` (and with any other `forward` in the same module)
+                return not module or "." not in pattern or pattern.startswith(module + ".") \
+                    or pattern.count(".") == 1
+        return False
 
     def _keep(self, c: Compile, size: int, what: str) -> bool:
         """Whether `size` more characters of text fit under the size cap; the first text
@@ -247,6 +276,14 @@ class Recorder:
                         f"(generation {self.generation})")
         c.generation = self.generation
         attempt = AttemptRecorder(c, output, code, self.reader, self.codes)
+        attempt.detailed = self._detailed(code, internals.module_name(root))
+        if not attempt.detailed:
+            c.summary_only = True
+            if not self._said_only:
+                self._said_only = True
+                self._event(EventKind.NOTE, compile_id, "recorded step by step: only "
+                            + ", ".join(self.only or ()) + " (and what they inline); every "
+                            "other compile is a summary without steps (record(only=...))")
         self.recording.compiles.append(c)
         self._attempt, self._output = attempt, output
         self._live[id(output)] = attempt
@@ -421,7 +458,8 @@ def _cap(name: str, value: Any) -> None:
 @contextlib.contextmanager
 def record(*, max_steps: int = DEFAULT_MAX_STEPS,
            max_compile_steps: int = DEFAULT_MAX_COMPILE_STEPS,
-           max_chars: int = DEFAULT_MAX_CHARS, after_dynamo: bool = False) -> Iterator[Recording]:
+           max_chars: int = DEFAULT_MAX_CHARS, after_dynamo: bool = False,
+           only: str | Iterable[str] | None = None) -> Iterator[Recording]:
     """Record everything Dynamo compiles inside the block, whatever the backend.
 
     `after_dynamo=True` also records what AOTAutograd and Inductor made of each graph
@@ -429,6 +467,12 @@ def record(*, max_steps: int = DEFAULT_MAX_STEPS,
     nodes, it compiles past Inductor's FX graph cache and AOTAutograd's cache while the
     block runs (the recording's notes say so) and puts them back after; the code they
     produce is the same as a plain compile's.
+
+    `only` (a function's name, `Class.name` or `module.Class.name`, or several): only
+    those functions' compiles are recorded step by step, with what they inline and their
+    resume functions; every other compile is a summary (its outcome, graph, guards, breaks,
+    recompiles, shapes and bytecode, no steps), so a long script records at nearly plain
+    speed.
 
     At most `max_steps` steps are stored in all and `max_compile_steps` for one compile
     attempt, and at most `max_chars` characters of Dynamo's text (graph code, guards,
@@ -447,6 +491,14 @@ def record(*, max_steps: int = DEFAULT_MAX_STEPS,
     _cap("max_chars", max_chars)
     if not isinstance(after_dynamo, bool):
         raise TypeError(f"after_dynamo must be True or False (got {after_dynamo!r})")
+    if isinstance(only, str):
+        only = (only,)
+    if only is not None:
+        only = tuple(only) if isinstance(only, (list, tuple, set, frozenset)) else ()
+        if not only or not all(isinstance(x, str) and x.strip() for x in only):
+            raise TypeError("only must name functions: a name like 'forward', "
+                            "'Model.forward' or 'mymodule.Model.forward', or a list of them "
+                            f"(got {only!r})")
     import torch
 
     with _lock:
@@ -456,6 +508,7 @@ def record(*, max_steps: int = DEFAULT_MAX_STEPS,
                               max_compile_steps=max_compile_steps, max_chars=max_chars)
         recorder = Recorder(recording, max_steps, max_compile_steps, max_chars)
         recorder.stages = StageCollector(recording) if after_dynamo else None
+        recorder.only = only
         _active = recorder  # claimed before anything is installed
     undo = None
     previous_sigint = None

@@ -73,6 +73,8 @@ class Compile:
     # the symbols, symbolic guards and specializations (capture/shapes.py); None where
     # Dynamo made no shape environment
     shapes: Shapes | None = None
+    # record(only=...) did not name this frame's function: a summary, no steps
+    summary_only: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.steps, Steps):  # a list of Steps, or none
@@ -125,6 +127,8 @@ class Compile:
             notes.append(self.outcome.replace("_", " "))
         if self.truncated:
             notes.append("truncated")
+        if self.summary_only:
+            notes.append("summary only")
         if self.generation:
             text += f" (after reset {self.generation})"
         return text + (" — " + ", ".join(notes) if notes else "")

@@ -136,7 +136,7 @@ def run(thunk: Callable[[], Any], *, max_steps: int = recorder.DEFAULT_MAX_STEPS
         reset: bool = True, source: str = "", namespace: dict[str, Any] | None = None,
         name: str = "the code", hide: Iterable[str] = (),
         during: Callable[[Recording], ContextManager[Any]] | None = None,
-        after_dynamo: bool = False) -> Run:
+        after_dynamo: bool = False, only: Any = None) -> Run:
     """Run `thunk()` under `record()` and say what the learner should know about it.
 
     `source` is the code's text and `namespace` the names it runs in (read, never
@@ -144,7 +144,8 @@ def run(thunk: Callable[[], Any], *, max_steps: int = recorder.DEFAULT_MAX_STEPS
     code ("the cell", "train.py"). Frames in the folders of `hide` (the door's own),
     torch, runpy, IPython and this package are cut from the error's traceback.
     `during(recording)` is entered around the thunk while it records (a progress line).
-    `after_dynamo=True` also records AOTAutograd's and Inductor's stages (`record()`'s option).
+    `after_dynamo=True` also records AOTAutograd's and Inductor's stages, and `only` keeps
+    steps for the named functions alone (`record()`'s options).
     Raises `NotStarted` when the recording cannot start; the code then has not run.
     """
     namespace = {} if namespace is None else namespace
@@ -159,7 +160,8 @@ def run(thunk: Callable[[], Any], *, max_steps: int = recorder.DEFAULT_MAX_STEPS
     refused_before = targets.generators_refused()
     recording, value, error = None, None, None
     try:
-        with recorder.record(max_steps=max_steps, after_dynamo=after_dynamo) as recording:
+        with recorder.record(max_steps=max_steps, after_dynamo=after_dynamo,
+                             only=only) as recording:
             with during(recording) if during is not None else contextlib.nullcontext():
                 value = thunk()
     except SystemExit as e:

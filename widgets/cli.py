@@ -44,7 +44,7 @@ from .progress import PROG, Progress, say
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Options that take a value (needed to find where the program's name is).
 _VALUE_OPTIONS = ("-o", "--out", "--max-steps", "--format", "--user-code", "--max-recompiles",
-                  "--from-trace")
+                  "--from-trace", "--only")
 # `record`'s exit code when recording itself failed (the program's own codes pass through)
 RECORDING_FAILED = 125
 
@@ -85,6 +85,11 @@ def _parser() -> argparse.ArgumentParser:
     rec.add_argument("--after-dynamo", action="store_true",
                      help="also record AOTAutograd's graphs and Inductor's code, each node and "
                           "kernel linked to the Dynamo nodes it came from")
+    rec.add_argument("--only", action="append", default=None, metavar="FUNCTION",
+                     help="record step by step only FUNCTION (a name, Class.name or "
+                          "module.Class.name; give --only again for more) and what it inlines; "
+                          "every other compile is kept as a summary without steps, so a long "
+                          "script records at nearly plain speed")
     rec.add_argument("--traceback", action="store_true",
                      help="when the program raises, also print its traceback")
     rec.add_argument("-q", "--quiet", action="store_true", help="no progress or notes")
@@ -179,6 +184,9 @@ def _run(opts: argparse.Namespace, *, output: Any = None) -> tuple[Program, Any]
 
     if opts.max_steps < 1:
         raise CommandError(f"--max-steps must be at least 1 (got {opts.max_steps})", 2)
+    if any(not name.strip() for name in getattr(opts, "only", None) or ()):
+        raise CommandError("--only needs a function's name: forward, Model.forward or "
+                           "mymodule.Model.forward", 2)
     program = (Program.module if opts.module else Program.script)(opts.program, opts.args)
     namespace: dict[str, Any] = {}  # its globals once it has run, to name what it compiled
     try:
@@ -187,7 +195,8 @@ def _run(opts: argparse.Namespace, *, output: Any = None) -> tuple[Program, Any]
                 lambda: namespace.update(program.run()), max_steps=opts.max_steps,
                 source=program.source(), namespace=namespace, name=program.name, hide=(HERE,),
                 during=None if opts.quiet else (lambda r: Progress(r, program.name)),
-                after_dynamo=getattr(opts, "after_dynamo", False))
+                after_dynamo=getattr(opts, "after_dynamo", False),
+                only=getattr(opts, "only", None))
     except capture.NotStarted as e:
         raise CommandError(str(e), RECORDING_FAILED) from None
     if result.refused:
