@@ -63,6 +63,9 @@ _STAGES = {"aot_joint_graph": ("aot_joint", "joint"),
            "aot_backward_graph": ("aot_backward", "backward"),
            "inductor_post_grad_graph": ("inductor_post_grad", ""),
            "inductor_output_code": ("inductor_output_code", "")}
+# the records (by kind, or by artifact name) a compile is read from
+_READ = frozenset(("dynamo_output_graph", "dynamo_cpp_guards_str", "compilation_metrics",
+                   "dynamo_graph_break_reason", "recompile_reasons", *_STAGES))
 _AMBIENT_KINDS = frozenset(("GLOBAL_STATE", "TORCH_FUNCTION_MODE_STACK", "DEFAULT_DEVICE",
                             "GRAD_MODE", "DETERMINISTIC_ALGORITHMS", "SHAPE_ENV"))
 
@@ -218,6 +221,9 @@ def read_log(path: str | Path) -> TraceLog:
         pass
     except OSError as e:
         raise TraceError(f"{path}: cannot read it ({e.strerror or e})") from None
+    if not log.entries and seen_lines == 0:
+        raise TraceError(f"{path} is empty: the run wrote nothing to it; give a log of a run "
+                         "that compiled (TORCH_TRACE=DIR python prog.py)")
     if not log.entries:
         raise TraceError(f"{path} is not a TORCH_TRACE log (no line of it is a structured "
                          "trace record); give a file or folder written with TORCH_TRACE=DIR")
@@ -534,12 +540,14 @@ class _Builder:
                 c.filename = shorten(self.frame_file(top.get("filename")), MAX_NAME)
                 c.firstlineno = int(top.get("line") or 0)
             return
+        name = e.name
+        if not (e.kind in _READ or name in _READ or name.endswith("_MODIFIED_BYTECODE")):
+            return   # chromium events, tensor descriptions, ...: no compile is made of them
         if e.payload is None and e.kind != "compilation_metrics":
             return
         if e.cut:
             return   # a payload the log ends inside: not shown as if whole
         c = self.compile(key)
-        name = e.name
         if e.kind == "dynamo_output_graph":
             c.graph_code = listing(e.payload.rstrip("\n"))
             c.nodes = graph_nodes(e.payload)

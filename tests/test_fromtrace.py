@@ -316,6 +316,12 @@ def test_a_log_cut_inside_a_payload_keeps_what_came_before(logs, tmp_path):
     assert log.truncated and read.compile("1/0").outcome == Outcome.UNFINISHED
     explained = explanation(read)
     assert explained["frames"][0]["outcome"] == "graph_break"
+    # cut before any compile: the records before it (torch's version, timing events) make
+    # no compile
+    first = text.index(b'"dynamo_start"')
+    (tmp_path / "start.log").write_bytes(text[:text.rindex(b"\n", 0, first) + 1])
+    _, read = _one(tmp_path / "start.log")
+    assert read.compiles == [] and read.torch_version.startswith("2.")
 
 
 def test_a_gzipped_log_reads_as_the_plain_one(logs, tmp_path):
@@ -366,7 +372,8 @@ def test_two_ranks_make_a_page_each_and_one_explanation(logs, tmp_path, capsys):
     assert cli.main(["explain", "--from-trace", str(folder), "--fail-on-graph-break"]) == 1
 
 
-@pytest.mark.parametrize("make", ["missing", "empty", "not_a_trace", "a_recording", "both"])
+@pytest.mark.parametrize("make", ["missing", "empty", "empty_file", "not_a_trace", "a_recording",
+                                  "both"])
 def test_bad_input_gets_one_line_and_exit_2(make, tmp_path, capsys, logs):
     argv = ["html", "--from-trace"]
     if make == "missing":
@@ -374,6 +381,9 @@ def test_bad_input_gets_one_line_and_exit_2(make, tmp_path, capsys, logs):
     elif make == "empty":
         (tmp_path / "empty").mkdir()
         argv.append(str(tmp_path / "empty"))
+    elif make == "empty_file":
+        (tmp_path / "dedicated_log_torch_trace_x.log").write_text("")
+        argv.append(str(tmp_path))
     elif make == "not_a_trace":
         argv.append(str(PROBLEMS / "seq_len.py"))
     elif make == "a_recording":
