@@ -416,7 +416,7 @@ def main(argv: list[str] | None = None) -> int:
                        "SCRIPT.py [ARGS ...] -o OUT.json\n")
     if opts.command == "explain" and program is None and opts.from_trace is None:
         parser.exit(2, f"{PROG}: error: explain needs a recording or a script: {PROG} explain "
-                       "TRACE.json, or SCRIPT.py [ARGS ...]\n")
+                       "TRACE.json, or SCRIPT.py [ARGS ...], or --from-trace DIR\n")
     records = opts.command == "record" or (
         opts.command == "explain" and program is not None
         and (module or not program.lower().endswith(".json")))
