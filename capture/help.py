@@ -4,7 +4,8 @@ One data file explains every opname (per Python version: 3.11's PRECALL and LOAD
 3.12's LOAD_SUPER_ATTR and CALL_INTRINSIC_1, 3.13's LOAD_FAST_LOAD_FAST and TO_BOOL ...),
 what CPython does with it and what Dynamo's handler does; every VariableTracker class
 Dynamo pushes (by name, else by the family its name belongs to); every guard kind; and
-the kinds of symbol (`s77`, `u0`). The viewer gets the part a recording needs
+the kinds of symbol (`s77`, `u0`); and the words of dynamic shapes (`Eq`, a range,
+unbacked, `torch._check`: `terms`). The viewer gets the part a recording needs
 (`for_recording`, sent with it), the text view and `dynamo-lab explain` read it here,
 and notebooks/GLOSSARY.md's last section is made from it (`glossary_section`).
 
@@ -78,8 +79,9 @@ def symbols_in(text: str) -> list[str]:
 
 def for_recording(recording: Recording) -> dict[str, Any]:
     """The help a recording's words need, for the viewer: the entries of every opname its
-    steps and listings show, every tracker class and guard kind it holds, and the kinds of
-    symbol; with the Python version it was made on (opnames are explained for it)."""
+    steps and listings show, every tracker class and guard kind it holds, the kinds of
+    symbol and the words of dynamic shapes; with the Python version it was made on
+    (opnames are explained for it)."""
     ops: set[str] = set()
     trackers: set[str] = set()
     guards: set[str] = set()
@@ -102,6 +104,7 @@ def for_recording(recording: Recording) -> dict[str, Any]:
         "trackers": {k: tracker(k) for k in sorted(trackers) if tracker(k)},
         "guards": {k: d["guards"][k] for k in sorted(guards) if k in d["guards"]},
         "symbols": dict(d["symbols"]),
+        "terms": dict(d.get("terms", {})),
     }
 
 

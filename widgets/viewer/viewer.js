@@ -1595,9 +1595,7 @@ export const KEY_HELP = [
   ["J", "go to a step: type its number, then Enter"], ["Backspace", "return to where the last jump came from"],
   ["/", "search guards, graph nodes and locals by name; ↓ ↑ choose, Enter goes to the step"],
   ["C · D", "compare mode: this compile beside another of its frame · go to their first divergence"],
-  ["P", "predict mode"], ["Enter · S", "in predict mode: reveal · skip"],
-  ["0–9 · , .", "in predict mode: what it pushes (0 nothing; , . go through every kind)"],
-  ["N G B I R", "in predict mode: it adds a node · installs a guard · breaks the graph · inlines a call · returns"],
+  ["P", "predict mode"], ["Enter · S · 1–9", "in predict mode: reveal · skip · choose an answer"],
   ["+ − 0", "zoom the graph in / out / back"], ["Shift+arrows", "pan the graph"],
   ["Tab · ↓ ↑ · Enter", "Tab: the next pane (one stop each) · ↓ ↑: its rows, guards or graph nodes · Enter: follow one to its step"], ["?", "show or hide this list"],
 ];
@@ -1633,15 +1631,12 @@ export function keyPress(e, asking) {
   return action;
 }
 
-/** The action of a key, or null. While predict mode asks, Enter reveals, S skips, , and .
- * move the choice of what is pushed, and a letter or digit is {choose: key} (the choice
- * that key stands for, if the question has one; else `or`, what the key does otherwise). */
+/** The action of a key, or null; in predict mode Enter reveals, S skips, 1-9 choose. */
 export function keyAction(e, asking) {
   if (asking) {
     if (e.key === "Enter") return "reveal";
     if (e.key === "s" || e.key === "S") return "skip";
-    if (e.key === "," || e.key === ".") return { cycle: e.key === "." ? 1 : -1 };
-    if (/^[0-9a-z]$/i.test(e.key)) return { choose: e.key.toLowerCase(), or: KEYS[e.key.toLowerCase()] || null };
+    if (/^[1-9]$/.test(e.key)) return { chip: Number(e.key) };
   }
   if (e.shiftKey && PAN_KEYS[e.key]) return PAN_KEYS[e.key];
   return KEYS[e.key.length === 1 ? e.key.toLowerCase() : e.key] || null;
@@ -2308,16 +2303,6 @@ function pushedKinds(c) {   // kinds the compile pushes, most frequent first, an
   });
 }
 
-/** The key of each effect: the same in every question (the viewer's own letters for a node,
- * a guard and a break). */
-export const EFFECT_KEYS = { node: "n", guard: "g", break: "b", inline: "i", return: "r" };
-
-/** The key of each choice of what is pushed, in the order shown: 0 for nothing, then 1-9
- * for the first nine kinds; the rest have none (, and . move the choice through all). */
-export function pushKeys(kinds) {
-  return [null, ...kinds].map((_, j) => (j <= 9 ? String(j) : null));
-}
-
 export const COMMON_KINDS = 3;   // the compile's most pushed kinds, offered at every question
 
 // Instructions that only keep CPython's books: when one does nothing visible, predict mode
@@ -2413,22 +2398,9 @@ export class PredictMode {
   /** A choice: what the instruction pushes (one), or an effect (ticked or not). */
   choose({ answer, kind, effect }) {
     if (!this.asking) return;
-    if (answer === "pushes") {
-      this.answer.pushes = kind ?? null;
-      this.hint = null;
-    }
+    if (answer === "pushes") this.answer.pushes = kind ?? null;
     else if (this.answer.does.has(effect)) this.answer.does.delete(effect);
     else this.answer.does.add(effect);
-  }
-
-  /** Move the choice of what is pushed to the next (dir 1) or previous (-1) of nothing and
-   * the kinds offered, as , and . do: every kind is reached by key, however many. */
-  cycle(dir) {
-    if (!this.asking) return;
-    const all = [null, ...this.asking.kinds];
-    const at = this.answer.pushes === undefined ? (dir > 0 ? -1 : all.length) : all.indexOf(this.answer.pushes);
-    this.answer.pushes = all[(at + dir + all.length) % all.length];
-    this.hint = null;
   }
 
   /** The answer to the question asked, as the `predictions` trait keeps it (null: none). */
@@ -2436,7 +2408,7 @@ export class PredictMode {
     const q = this.asking;
     if (!q) return null;
     if (this.answer.pushes === undefined) {   // a bare Enter is not an answer
-      this.hint = "First choose what it pushes (0 for “nothing”, 1–9, or , and . through all), then reveal (Enter); skip (S) steps without answering.";
+      this.hint = "First choose what it pushes (“nothing” is a choice too), then reveal; skip (S) steps without answering.";
       return null;
     }
     const record = prediction(c, q, this.answer);
@@ -2454,9 +2426,8 @@ export class PredictMode {
     const out = [h("div", { class: "dl-predict-head" }, h("b", null, "Predict"),
       h("span", { class: "dl-score dl-dim" }, ` · ${right} of ${predictions.length} right`),
       q ? null : h("span", { class: "dl-dim" }, " · press forward (→) to be asked about the next instruction"))];
-    // What a bare reveal lacks is said first, where the box begins (it scrolls).
-    if (q && this.hint) out.push(h("div", { class: "dl-verdict dl-wrong dl-hint", role: "status" }, this.hint));
     if (q) out.push(...asked(q, this.answer));
+    if (q && this.hint) out.push(h("div", { class: "dl-verdict dl-wrong" }, this.hint));
     const v = this.verdict;
     if (v && v.skipped && !q) {
       out.push(h("div", { class: "dl-verdict dl-dim" }, code(v.q.instruction),
@@ -2469,7 +2440,6 @@ export class PredictMode {
         v.correct ? "" : wrongParts(v.q.truth, v.answer)));
     }
     el.replaceChildren(...out);
-    if (q && this.hint) el.scrollTop = 0;
   }
 }
 
@@ -2487,27 +2457,22 @@ function wrongParts(truth, answer) {
   return out;
 }
 
-/** The question and its choices, each with its key: 0-9 for what it pushes (in the order
- * shown), a letter for each effect (EFFECT_KEYS, the same in every question). */
+/** The question and its choices, numbered for the keys 1-9 in the order shown. */
 function asked(q, answer) {
-  const chip = (key, label, pressed, data) => h("button", {
-    class: "dl-chip", type: "button", "aria-pressed": String(pressed), "data-key": key,
-    title: key ? `key ${key.toUpperCase()}` : "key , or . moves the choice here", ...data,
-  }, key ? h("span", { class: "dl-key", "aria-hidden": "true" }, key.toUpperCase()) : null, label);
-  const keys = pushKeys(q.kinds);
-  const pushes = [null, ...q.kinds].map((kind, j) => chip(keys[j], kind ?? "nothing", answer.pushes === kind,
+  let n = 0;
+  const chip = (label, pressed, data) => {
+    n += 1;
+    return h("button", { class: "dl-chip", type: "button", "aria-pressed": String(pressed), title: `key ${n}`, ...data },
+      h("span", { class: "dl-key" }, String(n)), label);
+  };
+  const pushes = [null, ...q.kinds].map((kind) => chip(kind ?? "nothing", answer.pushes === kind,
     { "data-answer": "pushes", "data-kind": kind }));
-  const does = EFFECTS.map(([id, label]) => chip(EFFECT_KEYS[id], label, answer.does.has(id), { "data-answer": "does", "data-effect": id }));
-  const more = q.kinds.length > 9 ? h("span", { class: "dl-dim" }, " , . go through all") : null;
+  const does = EFFECTS.map(([id, label]) => chip(label, answer.does.has(id), { "data-answer": "does", "data-effect": id }));
   return [
     h("div", { class: "dl-question" }, "Next: ", code(q.instruction),
       q.lineno != null ? ` on line ${q.lineno}` : "", " in ", code(q.code_name), ". What will it do?"),
-    // The effects first: five, the same in every question, always in view; then the kinds,
-    // as many as the opname pushes anywhere in the compile (two dozen in a model's CALL).
-    h("div", { class: "dl-choices", role: "group", "aria-label": "it (tick all that apply)" },
-      h("span", { class: "dl-dim" }, "It (tick all that apply): "), does),
-    h("div", { class: "dl-choices", role: "group", "aria-label": "it pushes (choose one)" },
-      h("span", { class: "dl-dim" }, "It pushes: "), pushes, more),
+    h("div", { class: "dl-choices" }, h("span", { class: "dl-dim" }, "It pushes: "), pushes),
+    h("div", { class: "dl-choices" }, h("span", { class: "dl-dim" }, "It also (tick all that apply): "), does),
     h("div", { class: "dl-choices" },
       h("button", { class: "dl-button dl-reveal", type: "button", title: "check your answer and take the step (Enter)", "data-action": "reveal" }, "reveal"),
       h("button", { class: "dl-button dl-skip", type: "button", title: "take the step without answering (S)", "data-action": "skip" }, "skip")),
@@ -3702,23 +3667,13 @@ function paintDrawing(d, c, i, shown, fresh, flashed) {
   if (!d.cull) for (const r of d.renamed) renameAt(r, i);
 }
 
-// ---- js/panes/shapes.js ----------------------------------------------------------------------
+// ---- js/shapes.js ----------------------------------------------------------------------------
 
-// The shapes pane: what the compile's shape environment knew at the step shown (the
-// recording's `shapes`, capture/shapes.py). Each input's dimensions as static, dynamic or
-// unbacked, with the symbol that stands for a dynamic one from the step that made it and
-// its range; a specialization said where it happens (`s77 became 4 here: line 3, a
-// broadcast`); the symbolic guards added so far, the new ones marked, each a button
-// (`data-shape-guard`) to the step that added it. It shares the guards' place in the
-// layout: a button in either title shows the other.
-//
-// Symbols elsewhere link here: a symbol in the stack (`.dl-sym`, help.js `withSymbols`)
-// or in a guard row shows this pane with the symbol lit; hovering one, or a graph
-// placeholder named by a symbol, lights it while this pane shows. Every word of dynamic
-// shapes explains itself on hover (`data-help-term`, capture/help.json `terms`). Program
-// text is text, never markup.
+// Shapes at a step, read from the recording's `shapes` (capture/shapes.py): what the shapes
+// pane (panes/shapes.js) shows, as plain values; where its links lead; and the words of
+// dynamic shapes as elements that explain themselves on hover (`data-help-term`, help.js).
 
-const SYMBOL = /^(?:zuf|zf|ps|s|u)\d+$/;
+export const SYMBOL = /^(?:zuf|zf|ps|s|u)\d+$/;
 const NUMBER = /^-?\d+(?:\.\d+)?$/;
 // The words of a symbolic expression that explain themselves.
 const TERMS = /\b(?:zuf|zf|ps|s|u)\d+\b|\b(?:Eq|Ne|Max|Min|FloorDiv|Mod|int_oo|guard_or_false|guard_or_true)\b|torch\._check\b|\[-?(?:\d+|int_oo), -?(?:\d+|int_oo)\]/g;
@@ -3853,7 +3808,7 @@ export function shapeLink(rec, k, t) {
   return Number.isFinite(to) ? { compile: k, step: to, flash: { symbol: el.dataset.shapeSymbol || null } } : null;
 }
 
-// -- painting ---------------------------------------------------------------------------------
+// -- the words, as elements -------------------------------------------------------------------
 
 /** Text with each word of dynamic shapes explaining itself (symbols also lit and linked). */
 export function withTerms(text) {
@@ -3872,198 +3827,12 @@ export function withTerms(text) {
   return out;
 }
 
-function shapeTerm(name, said, cls = "dl-term") {
+export function shapeTerm(name, said, cls = "dl-term") {
   return h("span", { class: cls, "data-help-term": name, "data-help-said": said, tabindex: 0 }, said);
 }
 
-function shapeStepButton(step, label, symbol = null) {
+export function shapeStepButton(step, label, symbol = null) {
   return h("button", { type: "button", class: "dl-link", "data-shape-step": step, "data-shape-symbol": symbol }, label);
-}
-
-function shapeDimRow(d) {
-  const head = [h("code", null, d.dim != null ? `[${d.dim}]` : d.source), " "];
-  if (d.state === "static") {
-    const why = d.how && d.how !== "static" ? d.how : null;
-    return [...head, shapeTerm("static", "static", "dl-term dl-state dl-static"), " ", h("code", null, String(d.value)),
-      why ? [" · ", shapeTerm(why === "0/1 specialization" ? why : "specialized", why, "dl-term")] : null];
-  }
-  const parts = [...head, shapeTerm(d.state === "specialized" ? "specialized" : d.state === "unbacked" ? "unbacked" : "dynamic",
-    d.state, `dl-term dl-state dl-${d.state}`), " "];
-  if (!d.made) {
-    parts.push(h("span", { class: "dl-faint" }, `its symbol ${d.symbol} is made at `), shapeStepButton(d.madeAt, `step ${d.madeAt}`, d.symbol));
-  } else {
-    parts.push(withTerms(d.symbol));
-    if (d.became && d.became.number) parts.push(` = ${d.became.to}`);
-    if (d.range) parts.push(" ", shapeTerm("range", d.range, "dl-term dl-range"), d.final ? "" : h("span", { class: "dl-faint" }, " by the end"));
-    if (d.isNew) parts.push(" ", h("span", { class: "dl-tag dl-new-tag" }, "made here"));
-  }
-  const how = d.how && !["specialized", "static"].includes(d.how) ? d.how : d.marks.join(", ");
-  if (how) parts.push(" · ", shapeTerm(how, how, "dl-term dl-how"));
-  parts.push(h("span", { class: "dl-dim" }, ` · ${d.size} on this call`));
-  const lines = [h("div", { class: "dl-shape-dim-head" }, parts)];
-  if (d.made && d.shared.length) {
-    lines.push(h("div", { class: "dl-shape-note" }, "one symbol with ", d.shared.map((s, j) => [j ? ", " : "", h("code", null, s)]),
-      d.policy === "DUCK" ? [": ", shapeTerm("duck shaping", "duck shaping"), " (equal sizes, one symbol)"] : ""));
-  }
-  if (d.became && !d.became.here) {
-    lines.push(h("div", { class: "dl-shape-note" }, withTerms(becameText(d.became)), " ",
-      d.became.step != null && d.became.step >= 0 ? shapeStepButton(d.became.step, "go", d.symbol) : null));
-  }
-  return lines;
-}
-
-function shapeGuardRow(g, flashed) {
-  const where = [g.step != null ? `step ${g.step}` : null, g.line != null ? `line ${g.line}${g.code ? `: ${g.code}` : ""}` : null,
-    g.why || null, g.oblivious ? "size-oblivious" : null].filter(Boolean).join(" · ");
-  return {
-    key: `sg${g.j}`,
-    cls: [g.isNew ? "dl-new" : "", flashed === g.j ? "dl-flash" : ""].join(" ").trim(),
-    make: () => h("li", { "data-shape-row": g.j },
-      h("button", { type: "button", class: "dl-link dl-shape-guard", "data-shape-guard": g.j,
-        title: g.step != null ? `added at step ${g.step}: click to go there` : "added when the graph was compiled: click to go to the last step" },
-      withTerms(g.expr)),
-      g.isNew ? [" ", h("span", { class: "dl-tag dl-new-tag" }, "new")] : null,
-      where ? h("span", { class: "dl-where dl-dim" }, ` ${where}`) : null),
-  };
-}
-
-/** The pane. `root`: the viewer's root (links from the other panes); `guards`: the guards
- * pane's element, whose place this pane shares. */
-export function shapesPane(root, guards) {
-  const p = pane("dl-shapes", "Shapes");
-  let showing = false, last = null, lit = null;
-  const toShapes = h("button", { type: "button", class: "dl-pane-switch", title: "show the shapes: symbols, ranges, symbolic guards" }, "Shapes");
-  const toGuards = h("button", { type: "button", class: "dl-pane-switch", title: "show the guards" }, "Guards");
-  guards.classList.add("dl-has-switch");
-  p.el.classList.add("dl-has-switch");
-  guards.append(toShapes);
-  p.el.append(toGuards);
-
-  function show(on) {
-    showing = on;
-    p.el.hidden = !on;
-    guards.hidden = on;
-    if (on && last) paint(last);
-  }
-  show(false);
-  toShapes.addEventListener("click", () => { show(true); toGuards.focus({ preventScroll: true }); });
-  toGuards.addEventListener("click", () => { show(false); toShapes.focus({ preventScroll: true }); });
-
-  /** Light symbol `name`'s rows here (null: none). */
-  function light(name, scroll = false) {
-    lit = name;
-    for (const el of p.body.querySelectorAll(".dl-lit")) el.classList.remove("dl-lit");
-    if (!name) return;
-    const rows = [...p.body.querySelectorAll("[data-shape-symbol]")].filter((el) => el.dataset.shapeSymbol === name)
-      .map((el) => el.closest(".dl-shape-dim, li, .dl-shape-became") || el);
-    for (const el of rows) el.classList.add("dl-lit");
-    if (scroll && rows.length) scrollIntoPane(p.body, rows);
-  }
-
-  // The symbols of the other panes: the one under the pointer or focus is lit here; a
-  // click (or Enter) on one shows this pane with it lit.
-  const symbolAt = (t) => {
-    if (!t || !t.closest || p.el.contains(t)) return null;
-    const sym = t.closest(".dl-sym[data-help-symbol]");
-    if (sym) return sym.dataset.helpSymbol;
-    const node = t.closest(".dl-graph [data-node]");
-    if (node && last) {
-      const n = last.c.nodes[Number(node.dataset.node)];
-      return n && SYMBOL.test(n.name) ? n.name : null;
-    }
-    return null;
-  };
-  const hover = (e) => { if (showing && !p.el.contains(e.target)) light(symbolAt(e.target)); };   // inside: it stays
-  root.addEventListener("mouseover", hover);
-  root.addEventListener("focusin", hover);
-  // Capturing, so the symbol's own link runs before its row's (a guard's, in the guards pane).
-  root.addEventListener("click", (e) => {
-    const t = e.target && e.target.closest ? e.target.closest(".dl-sym[data-help-symbol]") : null;
-    if (!t || p.el.contains(t)) return;
-    e.stopImmediatePropagation();   // the symbol's own link, not its row's
-    show(true);
-    light(t.dataset.helpSymbol, true);
-  }, true);
-  root.addEventListener("keydown", (e) => {
-    const t = e.target;
-    if (e.key !== "Enter" || !t.classList || !t.classList.contains("dl-sym") || p.el.contains(t)) return;
-    e.preventDefault();
-    e.stopImmediatePropagation();
-    show(true);
-    light(t.dataset.helpSymbol, true);
-  }, true);
-
-  function paint(view) {
-    last = view;
-    if (!showing) return;
-    const { c, k, i, flash } = view;
-    const s = shapesAt(c, i);
-    const flashed = flash && flash.shapeGuard != null ? flash.shapeGuard : null;
-    const title = s.state === "shapes" ? `· ${plural(s.symbols, "symbol")} · ${plural(s.guards.length + s.after.length, "guard")}` +
-      (s.fresh ? ` · ${s.fresh} new` : "") : "";
-    setTitle(p, `${k}|${title}`, () => ["Shapes ", h("span", { class: "dl-dim" }, title)]);
-    if (s.state === "old") return sync(p.body, [textRow("dl-faint", "This recording was made before shapes were recorded: record it again to see its symbols and symbolic guards.")]);
-    if (s.state === "none") return sync(p.body, [textRow("dl-faint", "Dynamo made no shape environment for this compile: no symbol, no symbolic guard.")]);
-    if (s.state === "static") {
-      const sizes = s.inputs.map((x) => `${x.input} [${x.dims.map((d) => d.value).join(", ")}]`).join(", ");
-      const why = [...new Set(s.inputs.flatMap((x) => x.dims.map((d) => d.how)).filter((w) => w && w !== "static"))];
-      return sync(p.body, [{
-        key: `static:${sizes}:${why}`,
-        make: () => h("div", { class: "dl-shape-static" }, shapeTerm("static", "Every size static"),
-          `: no symbol; this graph serves ${sizes || "no tensor input"} only, and another size fails its guards`,
-          why.length ? [" (", why.map((w, j) => [j ? ", " : "", shapeTerm(w, w)]), ")"] : null, "."),
-      }]);
-    }
-    const rows = [];
-    for (const r of s.became) {
-      rows.push({ key: `became:${r.name}`, make: () => h("div", { class: "dl-shape-became", role: "note" },
-        h("span", { "data-shape-symbol": r.name }, withTerms(becameText(r)))) });
-    }
-    for (const x of s.inputs) {
-      rows.push(textRow("dl-shape-input", x.input, "div"));
-      x.dims.forEach((d, j) => rows.push({
-        key: `dim:${x.input}:${j}:${d.state}:${d.made}:${d.isNew}:${d.final}:${d.became ? d.became.here : "-"}`,
-        make: () => h("div", { class: "dl-shape-dim", "data-shape-symbol": d.symbol || null }, shapeDimRow(d)),
-      }));
-    }
-    if (s.others.length) rows.push(textRow("dl-subtitle", "Other symbols", "div"));
-    for (const o of s.others) {
-      rows.push({
-        key: `other:${o.name}:${o.isNew}:${o.final}`,
-        make: () => h("div", { class: "dl-shape-dim", "data-shape-symbol": o.name },
-          withTerms(o.name), " ", shapeTerm(o.unbacked ? "unbacked" : "backed", o.unbacked ? "unbacked" : "backed", "dl-term dl-state"),
-          o.range ? [" ", shapeTerm("range", o.range, "dl-term dl-range"), o.final ? "" : h("span", { class: "dl-faint" }, " by the end")] : null,
-          o.node ? h("span", { class: "dl-dim" }, ` · made by ${o.node}`) : null,
-          o.isNew ? [" ", h("span", { class: "dl-tag dl-new-tag" }, "made here")] :
-            o.step != null ? [h("span", { class: "dl-dim" }, " at "), shapeStepButton(o.step, `step ${o.step}`, o.name)] : null),
-      });
-    }
-    rows.push(textRow("dl-subtitle", "Symbolic guards", "div"));
-    const list = { key: "guards", make: () => h("ul", { class: "dl-list dl-shape-guards" }) };
-    const afterList = { key: "after", make: () => h("ul", { class: "dl-list dl-shape-guards" }) };
-    if (s.guards.length) rows.push(list);
-    else rows.push(textRow("dl-faint", s.after.length ? "None added while tracing." : "None so far.", "div"));
-    if (s.after.length) rows.push(textRow("dl-subtitle", "Added when the graph was compiled", "div"), afterList);
-    sync(p.body, rows);
-    const lists = p.body.querySelectorAll("ul.dl-shape-guards");
-    if (s.guards.length) sync(lists[0], s.guards.slice().reverse().map((g) => shapeGuardRow(g, flashed)));
-    if (s.after.length) sync(lists[lists.length - 1], s.after.map((g) => shapeGuardRow(g, flashed)));
-    if (lit) light(lit);
-  }
-
-  function reveal() {
-    if (!showing) return;
-    const flashed = [...p.body.querySelectorAll(".dl-flash")];
-    const marked = flashed.length ? flashed : [...p.body.querySelectorAll(".dl-shape-became, li.dl-new")];
-    if (marked.length) scrollIntoPane(p.body, marked);
-  }
-
-  function selectCompile() {
-    resetPane(p);
-    lit = null;
-  }
-
-  return { el: p.el, selectCompile, paint, reveal, show, light, get showing() { return showing; } };
 }
 
 // ---- js/panes/guards.js ----------------------------------------------------------------------
@@ -5404,6 +5173,212 @@ export function stagesPane(root) {
   return { el, selectCompile, paint, reveal };
 }
 
+// ---- js/panes/shapes.js ----------------------------------------------------------------------
+
+// The shapes pane: what the compile's shape environment knew at the step shown (the
+// recording's `shapes`, capture/shapes.py). Each input's dimensions as static, dynamic or
+// unbacked, with the symbol that stands for a dynamic one from the step that made it and
+// its range; a specialization said where it happens (`s77 became 4 here: line 3, a
+// broadcast`); the symbolic guards added so far, the new ones marked, each a button
+// (`data-shape-guard`) to the step that added it. It shares the guards' place in the
+// layout: a button in either title shows the other.
+//
+// Symbols elsewhere link here: a symbol in the stack (`.dl-sym`, help.js `withSymbols`)
+// or in a guard row shows this pane with the symbol lit; hovering one, or a graph
+// placeholder named by a symbol, lights it while this pane shows. Every word of dynamic
+// shapes explains itself on hover (`data-help-term`, capture/help.json `terms`). Program
+// text is text, never markup.
+
+// -- painting ---------------------------------------------------------------------------------
+
+function shapeDimRow(d) {
+  const head = [h("code", null, d.dim != null ? `[${d.dim}]` : d.source), " "];
+  if (d.state === "static") {
+    const why = d.how && d.how !== "static" ? d.how : null;
+    return [...head, shapeTerm("static", "static", "dl-term dl-state dl-static"), " ", h("code", null, String(d.value)),
+      why ? [" · ", shapeTerm(why === "0/1 specialization" ? why : "specialized", why, "dl-term")] : null];
+  }
+  const parts = [...head, shapeTerm(d.state === "specialized" ? "specialized" : d.state === "unbacked" ? "unbacked" : "dynamic",
+    d.state, `dl-term dl-state dl-${d.state}`), " "];
+  if (!d.made) {
+    parts.push(h("span", { class: "dl-faint" }, `its symbol ${d.symbol} is made at `), shapeStepButton(d.madeAt, `step ${d.madeAt}`, d.symbol));
+  } else {
+    parts.push(withTerms(d.symbol));
+    if (d.became && d.became.number) parts.push(` = ${d.became.to}`);
+    if (d.range) parts.push(" ", shapeTerm("range", d.range, "dl-term dl-range"), d.final ? "" : h("span", { class: "dl-faint" }, " by the end"));
+    if (d.isNew) parts.push(" ", h("span", { class: "dl-tag dl-new-tag" }, "made here"));
+  }
+  const how = d.how && !["specialized", "static"].includes(d.how) ? d.how : d.marks.join(", ");
+  if (how) parts.push(" · ", shapeTerm(how, how, "dl-term dl-how"));
+  parts.push(h("span", { class: "dl-dim" }, ` · ${d.size} on this call`));
+  const lines = [h("div", { class: "dl-shape-dim-head" }, parts)];
+  if (d.made && d.shared.length) {
+    lines.push(h("div", { class: "dl-shape-note" }, "one symbol with ", d.shared.map((s, j) => [j ? ", " : "", h("code", null, s)]),
+      d.policy === "DUCK" ? [": ", shapeTerm("duck shaping", "duck shaping"), " (equal sizes, one symbol)"] : ""));
+  }
+  if (d.became && !d.became.here) {
+    lines.push(h("div", { class: "dl-shape-note" }, withTerms(becameText(d.became)), " ",
+      d.became.step != null && d.became.step >= 0 ? shapeStepButton(d.became.step, "go", d.symbol) : null));
+  }
+  return lines;
+}
+
+function shapeGuardRow(g, flashed) {
+  const where = [g.step != null ? `step ${g.step}` : null, g.line != null ? `line ${g.line}${g.code ? `: ${g.code}` : ""}` : null,
+    g.why || null, g.oblivious ? "size-oblivious" : null].filter(Boolean).join(" · ");
+  return {
+    key: `sg${g.j}`,
+    cls: [g.isNew ? "dl-new" : "", flashed === g.j ? "dl-flash" : ""].join(" ").trim(),
+    make: () => h("li", { "data-shape-row": g.j },
+      h("button", { type: "button", class: "dl-link dl-shape-guard", "data-shape-guard": g.j,
+        title: g.step != null ? `added at step ${g.step}: click to go there` : "added when the graph was compiled: click to go to the last step" },
+      withTerms(g.expr)),
+      g.isNew ? [" ", h("span", { class: "dl-tag dl-new-tag" }, "new")] : null,
+      where ? h("span", { class: "dl-where dl-dim" }, ` ${where}`) : null),
+  };
+}
+
+/** The pane. `root`: the viewer's root (links from the other panes); `guards`: the guards
+ * pane's element, whose place this pane shares. */
+export function shapesPane(root, guards) {
+  const p = pane("dl-shapes", "Shapes");
+  let showing = false, last = null, lit = null;
+  const toShapes = h("button", { type: "button", class: "dl-pane-switch", title: "show the shapes: symbols, ranges, symbolic guards" }, "Shapes");
+  const toGuards = h("button", { type: "button", class: "dl-pane-switch", title: "show the guards" }, "Guards");
+  guards.classList.add("dl-has-switch");
+  p.el.classList.add("dl-has-switch");
+  guards.append(toShapes);
+  p.el.append(toGuards);
+
+  function show(on) {
+    showing = on;
+    p.el.hidden = !on;
+    guards.hidden = on;
+    if (on && last) { paint(last); reveal(); }
+  }
+  show(false);
+  toShapes.addEventListener("click", () => { show(true); toGuards.focus({ preventScroll: true }); });
+  toGuards.addEventListener("click", () => { show(false); toShapes.focus({ preventScroll: true }); });
+
+  /** Light symbol `name`'s rows here (null: none). */
+  function light(name, scroll = false) {
+    lit = name;
+    for (const el of p.body.querySelectorAll(".dl-lit")) el.classList.remove("dl-lit");
+    if (!name) return;
+    const rows = [...p.body.querySelectorAll("[data-shape-symbol]")].filter((el) => el.dataset.shapeSymbol === name)
+      .map((el) => el.closest(".dl-shape-dim, li, .dl-shape-became") || el);
+    for (const el of rows) el.classList.add("dl-lit");
+    if (scroll && rows.length) scrollIntoPane(p.body, rows);
+  }
+
+  // The symbols of the other panes: the one under the pointer or focus is lit here; a
+  // click (or Enter) on one shows this pane with it lit.
+  const symbolAt = (t) => {
+    if (!t || !t.closest || p.el.contains(t)) return null;
+    const sym = t.closest(".dl-sym[data-help-symbol]");
+    if (sym) return sym.dataset.helpSymbol;
+    const node = t.closest(".dl-graph [data-node]");
+    if (node && last) {
+      const n = last.c.nodes[Number(node.dataset.node)];
+      return n && SYMBOL.test(n.name) ? n.name : null;
+    }
+    return null;
+  };
+  const hover = (e) => { if (showing && !p.el.contains(e.target)) light(symbolAt(e.target)); };   // inside: it stays
+  root.addEventListener("mouseover", hover);
+  root.addEventListener("focusin", hover);
+  // Capturing, so the symbol's own link runs before its row's (a guard's, in the guards pane).
+  root.addEventListener("click", (e) => {
+    const t = e.target && e.target.closest ? e.target.closest(".dl-sym[data-help-symbol]") : null;
+    if (!t || p.el.contains(t)) return;
+    e.stopImmediatePropagation();   // the symbol's own link, not its row's
+    show(true);
+    light(t.dataset.helpSymbol, true);
+  }, true);
+  root.addEventListener("keydown", (e) => {
+    const t = e.target;
+    if (e.key !== "Enter" || !t.classList || !t.classList.contains("dl-sym") || p.el.contains(t)) return;
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    show(true);
+    light(t.dataset.helpSymbol, true);
+  }, true);
+
+  function paint(view) {
+    last = view;
+    if (!showing) return;
+    const { c, k, i, flash } = view;
+    const s = shapesAt(c, i);
+    const flashed = flash && flash.shapeGuard != null ? flash.shapeGuard : null;
+    const title = s.state === "shapes" ? `· ${plural(s.symbols, "symbol")} · ${plural(s.guards.length + s.after.length, "guard")}` +
+      (s.fresh ? ` · ${s.fresh} new` : "") : "";
+    setTitle(p, `${k}|${title}`, () => ["Shapes ", h("span", { class: "dl-dim" }, title)]);
+    if (s.state === "old") return sync(p.body, [textRow("dl-faint", "This recording was made before shapes were recorded: record it again to see its symbols and symbolic guards.")]);
+    if (s.state === "none") return sync(p.body, [textRow("dl-faint", "Dynamo made no shape environment for this compile: no symbol, no symbolic guard.")]);
+    if (s.state === "static") {
+      const sizes = s.inputs.map((x) => `${x.input} [${x.dims.map((d) => d.value).join(", ")}]`).join(", ");
+      const why = [...new Set(s.inputs.flatMap((x) => x.dims.map((d) => d.how)).filter((w) => w && w !== "static"))];
+      return sync(p.body, [{
+        key: `static:${sizes}:${why}`,
+        make: () => h("div", { class: "dl-shape-static" }, shapeTerm("static", "Every size static"),
+          `: no symbol; this graph serves ${sizes || "no tensor input"} only, and another size fails its guards`,
+          why.length ? [" (", why.map((w, j) => [j ? ", " : "", shapeTerm(w, w)]), ")"] : null, "."),
+      }]);
+    }
+    const rows = [];
+    for (const r of s.became) {
+      rows.push({ key: `became:${r.name}`, make: () => h("div", { class: "dl-shape-became", role: "note" },
+        h("span", { "data-shape-symbol": r.name }, withTerms(becameText(r)))) });
+    }
+    for (const x of s.inputs) {
+      rows.push(textRow("dl-shape-input", x.input, "div"));
+      x.dims.forEach((d, j) => rows.push({
+        key: `dim:${x.input}:${j}:${d.state}:${d.made}:${d.isNew}:${d.final}:${d.became ? d.became.here : "-"}`,
+        make: () => h("div", { class: "dl-shape-dim", "data-shape-symbol": d.symbol || null }, shapeDimRow(d)),
+      }));
+    }
+    if (s.others.length) rows.push(textRow("dl-subtitle", "Other symbols", "div"));
+    for (const o of s.others) {
+      rows.push({
+        key: `other:${o.name}:${o.isNew}:${o.final}`,
+        make: () => h("div", { class: "dl-shape-dim", "data-shape-symbol": o.name },
+          withTerms(o.name), " ", shapeTerm(o.unbacked ? "unbacked" : "backed", o.unbacked ? "unbacked" : "backed", "dl-term dl-state"),
+          o.range ? [" ", shapeTerm("range", o.range, "dl-term dl-range"), o.final ? "" : h("span", { class: "dl-faint" }, " by the end")] : null,
+          o.node ? h("span", { class: "dl-dim" }, ` · made by ${o.node}`) : null,
+          o.isNew ? [" ", h("span", { class: "dl-tag dl-new-tag" }, "made here")] :
+            o.step != null ? [h("span", { class: "dl-dim" }, " at "), shapeStepButton(o.step, `step ${o.step}`, o.name)] : null),
+      });
+    }
+    rows.push(textRow("dl-subtitle", "Symbolic guards", "div"));
+    const list = { key: "guards", make: () => h("ul", { class: "dl-list dl-shape-guards" }) };
+    const afterList = { key: "after", make: () => h("ul", { class: "dl-list dl-shape-guards" }) };
+    if (s.guards.length) rows.push(list);
+    else rows.push(textRow("dl-faint", s.after.length ? "None added while tracing." : "None so far.", "div"));
+    if (s.after.length) rows.push(textRow("dl-subtitle", "Added when the graph was compiled", "div"), afterList);
+    sync(p.body, rows);
+    const lists = p.body.querySelectorAll("ul.dl-shape-guards");
+    if (s.guards.length) sync(lists[0], s.guards.slice().reverse().map((g) => shapeGuardRow(g, flashed)));
+    if (s.after.length) sync(lists[lists.length - 1], s.after.map((g) => shapeGuardRow(g, flashed)));
+    if (lit) light(lit);
+  }
+
+  function reveal() {
+    if (!showing) return;
+    const flashed = [...p.body.querySelectorAll(".dl-flash")];
+    if (flashed.length) return scrollIntoPane(p.body, flashed);
+    // the specialization and the new guards; where not all fit, the new guards
+    const fresh = [...p.body.querySelectorAll("li.dl-new")];
+    if (scrollIntoPane(p.body, [...p.body.querySelectorAll(".dl-shape-became"), ...fresh]) && fresh.length) scrollIntoPane(p.body, fresh);
+  }
+
+  function selectCompile() {
+    resetPane(p);
+    lit = null;
+  }
+
+  return { el: p.el, selectCompile, paint, reveal, show, light, get showing() { return showing; } };
+}
+
 // ---- js/sync.js ------------------------------------------------------------------------------
 
 // Where the viewer is, kept in the widget's model (`compile`, `step`): sent to the kernel
@@ -5733,13 +5708,8 @@ export class Viewer {
 
   key(e) {
     const action = keyPress(e, this.predict.asking);
-    if (action && action.choose) {   // predict mode's key for a choice, else the key's own action
-      const chip = this.predict.el.querySelector(`.dl-chip[data-key="${action.choose}"]`);
-      if (chip) chip.click(); else if (action.or) this.act(action.or);
-    } else if (action && action.cycle) {
-      this.predict.cycle(action.cycle);
-      this.paintPredict();
-    } else if (action) this.act(action);
+    if (action && action.chip) this.predict.el.querySelectorAll(".dl-chip")[action.chip - 1]?.click();
+    else if (action) this.act(action);
   }
 
   // -- what a click means ----------------------------------------------------------------------

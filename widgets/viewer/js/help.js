@@ -7,14 +7,15 @@
 // merged. And what a screen reader hears: the step said after each change.
 //
 // A word carries what it is in data-* attributes (`data-help-op`, `data-help-tracker`,
-// `data-help-guard`, `data-help-symbol`); one tooltip element per viewer (role="tooltip")
-// says it, and the word points at it with aria-describedby while it shows. All of it
-// is text (textContent), never markup.
+// `data-help-guard`, `data-help-symbol`, `data-help-term` for a word of dynamic shapes:
+// `Eq`, a range, unbacked, `torch._check`, with `data-help-said` the text shown); one
+// tooltip element per viewer (role="tooltip") says it, and the word points at it with
+// aria-describedby while it shows. All of it is text (textContent), never markup.
 
 import { h, plural } from "./dom.js";
 import { instructionOf, lastStep } from "./recording.js";
 
-const HELP_ATTRS = ["data-help-op", "data-help-tracker", "data-help-guard", "data-help-symbol"];
+const HELP_ATTRS = ["data-help-op", "data-help-tracker", "data-help-guard", "data-help-symbol", "data-help-term"];
 const HELP_SELECTOR = HELP_ATTRS.map((a) => `[${a}]`).join(",");
 export const SYMBOL_RE = /\b(?:zuf|zf|ps|s|u)\d+\b/g;
 let tipCount = 0;
@@ -40,6 +41,13 @@ export function helpOf(help, rec, k, attrs) {
   if (guard != null) {
     const text = (help.guards || {})[guard];
     return { title: `${guard} (guard kind)`, lines: [text || "No help for this guard kind yet."] };
+  }
+  const term = attrs["data-help-term"];
+  if (term != null) {
+    const text = (help.terms || {})[term];
+    if (!text) return null;
+    const said = attrs["data-help-said"];
+    return { title: said && said !== term ? `${said} (${term})` : term, lines: [text] };
   }
   if (symbol != null) {
     const m = /^(zuf|zf|ps|s|u)\d+$/.exec(symbol);
@@ -128,7 +136,7 @@ export function helpTips(root, context) {
     if (t === target) return;
     hide();
     const attrs = {};
-    for (const a of HELP_ATTRS) if (t.hasAttribute(a)) attrs[a] = t.getAttribute(a);
+    for (const a of [...HELP_ATTRS, "data-help-said"]) if (t.hasAttribute(a)) attrs[a] = t.getAttribute(a);
     const { help, rec, k } = context();
     const said = helpOf(help, rec, k, attrs);
     if (!said) return;

@@ -22,6 +22,8 @@ import { helpAids } from "./help.js";
 import { CompareMode } from "./panes/compare.js";
 import { searchBox } from "./search.js";
 import { stagesPane } from "./panes/stages.js";
+import { shapesPane } from "./panes/shapes.js";
+import { shapeLink } from "./shapes.js";
 import { ModelSync } from "./sync.js";
 import { rovingPanes } from "./roving.js";
 
@@ -95,12 +97,13 @@ export class Viewer {
       stack: stackPane(), graph: graphPane(), guards: guardsPane(), compare: bytecodeDetails(), tree: guardTreeDetails(), pair: this.cmp.pane,
       stages: stagesPane(this.root),
     };
+    p.shapes = shapesPane(this.root, p.guards.el);   // in the guards' place, a button away
     p.search = searchBox(this.root); p.links = linkedPanes(this.root); this.controls.bar.append(p.search.el);   // painted last
     const ctl = this.controls;
     this.root.replaceChildren(recordingHeader(rec), ctl.bar, p.summary.el, ctl.steps, ctl.jumps,
       this.predict.el, p.caption.el, p.pair.el,
       h("div", { class: "dl-grid dl-panes" }, h("div", { class: "dl-column" }, p.source.el, p.bytecode.el),
-        p.stack.el, p.graph.el, p.guards.el),
+        p.stack.el, p.graph.el, p.guards.el, p.shapes.el),
       p.compare.el, p.tree.el, p.stages.el);
     this.roving = rovingPanes(this.root);
     this.root.addEventListener("keydown", (e) => this.key(e));
@@ -230,7 +233,7 @@ export class Viewer {
     } else if (action) {
       this.act(action.dataset.action);
     } else {
-      const to = this.cmp.link(this.rec, t) || linkTarget(this.rec, this.compile, t, this.step);
+      const to = this.cmp.link(this.rec, t) || shapeLink(this.rec, this.compile, t) || linkTarget(this.rec, this.compile, t, this.step);
       if (to) this.go(to.compile, to.step, { jump: true, flash: to.flash, note: to.note });
     }
   }

@@ -11,6 +11,7 @@ import { guardGroups, guardsAt, guardStep, lastStep } from "../recording.js";
 import { filterWords, guardMatches, guardReading } from "../guards.js";
 import { h, pane, part, plural, resetPane, setTitle, sync, textRow } from "../dom.js";
 import { belowBadge, scrollIntoPane } from "../scroll.js";
+import { symbolsOfText } from "../shapes.js";
 
 export const RECENT_GUARDS = 40;     // the newest guards, whose groups are open
 export const GROUP_ROWS = 40;        // guards listed in one group; older ones counted
@@ -102,13 +103,15 @@ function guardItem(c, k, { isNew = false, flashed = null, i = 0, asWritten = fal
       if (g.lineno) where.push(`line ${g.lineno}${g.line ? `: ${g.line}` : ""}${g.code_name ? ` (in ${g.code_name})` : ""}`);
       const check = asWritten ? [" ", g.text] :
         r.parts.map((p) => (typeof p === "string" ? p : h("span", { class: "dl-id", title: p.title }, p.chip)));
+      // The symbols of the sizes it checks: each links to the shapes pane.
+      const syms = symbolsOfText(c, g.text).map((n) => [" ", h("span", { class: "dl-sym", "data-help-symbol": n, tabindex: 0 }, n)]);
       const tip = [step != null ? `installed at step ${step}${linked ? ": click (or Enter) to go there" : ""}` : null,
         `as Dynamo wrote it: ${g.text}`].filter(Boolean).join("\n");
       // The check is cut at a few lines (all of it in the tooltip, and when focused), so a
       // new guard fits a small pane.
       return h("li", { "data-guard": step != null ? k : null, "data-guard-row": k, tabindex: 0, title: tip },
         h("span", { class: "dl-check" }, h("span", { class: "dl-guard-kind", "data-help-guard": r.kind, tabindex: 0 }, r.kind),
-          asWritten ? check : [r.parts.length ? " " : "", check]),
+          asWritten ? check : [r.parts.length ? " " : "", check], syms.length ? h("span", { class: "dl-guard-syms" }, syms) : null),
         where.length ? h("span", { class: "dl-where" }, where.join(" · ")) : null);
     },
   };
