@@ -44,14 +44,17 @@ SCHEMA: dict[str, str] = {
               "of its resume functions, the code after its breaks), recompiles, graphs, "
               "graph_breaks, errors, skipped_because, refused, statement, user (its file is "
               "the user's code), advice, failure (a dimension marked dynamic that the "
-              "code specialized: name, dim, constant, file, lineno, function, line; None "
+              "code specialized: name, source, dim, constant, file, lineno, function, line, "
+              "shape (the recording's shapes of that dimension, as in causes); None "
               "otherwise or for a recording that kept only the error's first line)",
     "graph_breaks": "one per place: function, file, lineno, line, user (the user's own "
                     "line: function, file, lineno, line), reason, explanation, hints, gb_id, "
                     "gb_type, compiles, skipped (the frame gave up: runs eagerly), advice, "
                     "hint (Dynamo's own first hint where no tested fix is known), note (a "
                     "break the library's own code asks for, outside the user's code; else "
-                    "None), "
+                    "None), resume_chain (a nested graph break, nested_graph_breaks on: the "
+                    "frames resumed in one compile, innermost first, each function and line; "
+                    "else empty), "
                     "and the teaching detail: instruction, instruction_help, stack",
     "causes": "one per distinct cause of recompiles: function, kind, source, name, what, "
               "mechanism, values (first what the first entry held, then each new call's), "
@@ -59,7 +62,10 @@ SCHEMA: dict[str, str] = {
               "dims (the dimensions that changed), made_dynamic (the compile where automatic "
               "dynamic made it a symbol, or null), own_frame (an argument of the user's own "
               "function), from_break (a value carried across a graph break into a resume "
-              "function), expected (bounded by nature), statement, advice",
+              "function), expected (bounded by nature), statement, advice, shape (a guard on "
+              "a size: source, how, marks, value, symbol, range, sources, specialized_to, "
+              "tied_to, guards (each symbolic guard on it: expr, step, lineno, function, "
+              "line, why, node), statement; else null)",
     "recompiles": "one per recompile: compile_id, function, replaces, failed_guards (every "
                   "guard that failed, each with its user line), dynamo_reasons",
     "refusals": "one per refused recompile (cache_limit, fail_on_recompile): kind, "
