@@ -117,6 +117,9 @@ class TraceLog:
     rank: int | None = None
     truncated: bool = False   # the file ends mid-line or inside a payload
     unreadable: int = 0       # lines that were neither a record nor a payload
+    # Dynamo's compile id -> seconds its compile took, restarts included (its metrics:
+    # `entire_frame_compile_time_s`), filled in by `recording_of`
+    compile_times: dict[str, float] = field(default_factory=dict)
 
 
 # -- reading the files -------------------------------------------------------------------
@@ -632,6 +635,10 @@ class _Builder:
 
     def finish(self) -> None:
         rec = self.recording
+        for m in self.metrics.values():
+            t = m.get("entire_frame_compile_time_s")
+            if isinstance(t, (int, float)) and m.get("compile_id"):
+                self.log.compile_times[str(m["compile_id"])] = float(t)
         keys = list(self.compiles)
         later = {(k[0], k[1]): max(a for f, n, a in keys if (f, n) == (k[0], k[1])) for k in keys}
         events: list[Event] = []

@@ -349,6 +349,8 @@ def test_a_run_that_crashed_after_compiling_reads_whole(logs, capsys):
     out = capsys.readouterr().out
     assert "graph break: in f at print_in_forward.py:14" in out
     assert "dynamo-lab record" in out and "crashes.py" in out   # the script that ran
+    assert set(log.compile_times) == {"0/0", "1/0"} and all(t > 0 for t in log.compile_times.values())
+    assert "compile time, from Dynamo's metrics in the log: [0/0] " in out
 
 
 # -- ranks, and the command line ------------------------------------------------------------

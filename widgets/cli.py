@@ -305,7 +305,9 @@ def _html_from_trace(opts: argparse.Namespace) -> int:
         state = viewer_state(recording, compile_, 0)
         rank = f", rank {log.rank}" if log.rank is not None else ""
         head = (f"{len(recording.compiles)} compile(s) from {log.path.name}{rank}, torch "
-                f"{recording.torch_version or '?'}. ")
+                f"{recording.torch_version or '?'}"
+                + (f", compile time {sum(log.compile_times.values()):.3f} s" if log.compile_times
+                   else "") + ". ")
         target.write_text(page.html_of(state, f"{log.path.name} · Dynamo Lab",
                                        head + (note_of(recording) or "")), encoding="utf-8")
         if not opts.quiet:
@@ -325,7 +327,7 @@ def _explain_from_trace(opts: argparse.Namespace) -> int:
     for log, recording in logs:
         data = explanation(recording, list(opts.user_code))
         data["trace"] = {"file": str(log.path), "rank": log.rank, "truncated": log.truncated,
-                         "note": note_of(recording)}
+                         "note": note_of(recording), "compile_time_s": dict(log.compile_times)}
         datas.append(data)
     if opts.json or opts.format == "json":
         print(json.dumps(datas[0] if len(datas) == 1 else datas, indent=2))
@@ -339,6 +341,11 @@ def _explain_from_trace(opts: argparse.Namespace) -> int:
             if t["truncated"]:
                 out.append("(the log ends mid-record: what follows is what it holds up to there)")
             out.append(text_of(data, teach=opts.teach))
+            times = t["compile_time_s"]
+            if times:
+                each = ", ".join(f"[{k}] {v:.3f} s" for k, v in times.items())
+                out.append(f"\ncompile time, from Dynamo's metrics in the log: {each}"
+                           + (f"; {sum(times.values()):.3f} s in all" if len(times) > 1 else ""))
         print(visible("\n".join(out)))
     for data in datas:
         status = max(status, _verdict(data, opts))
