@@ -562,6 +562,7 @@ class _Builder:
             c.guards = [g.text for g in c.guard_details]
         elif name == "dynamo_graph_break_reason":
             gb, skipped = graph_break(e.payload, c)
+            gb = self.with_registry(gb)
             c.graph_break = gb
             self.breaks[key] = skipped
             self.recording.events.append(Event(
@@ -586,6 +587,18 @@ class _Builder:
                 c.stages = (*c.stages, stage)
         elif e.kind == "compilation_metrics":
             self.metrics[key] = h["compilation_metrics"]
+
+    def with_registry(self, gb: GraphBreak) -> GraphBreak:
+        """The break's entry in the graph-break registry, as a live recording reads it: from
+        the installed torch, so only for a log the same torch wrote."""
+        import torch
+
+        if not gb.gb_id or self.recording.torch_version != torch.__version__:
+            return gb
+        from .explain import registry_entry
+
+        gb_id, entry = registry_entry(gb.reason, gb.link, gb.message)
+        return dataclasses.replace(gb, registry=entry) if gb_id == gb.gb_id else gb
 
     def kept_break(self, key: tuple[int, int, int], c: Compile, gb: GraphBreak) -> GraphBreak:
         """The break the kept attempt stops at: where its resume function starts

@@ -197,6 +197,7 @@ def test_a_graph_break_log_agrees_with_a_live_recording(logs):
             assert (gb.reason, gb.lineno, gb.line, gb.code_name, gb.gb_id) == \
                 (ga.reason, ga.lineno, ga.line, ga.code_name, ga.gb_id)
             assert gb.hints == ga.hints and gb.explanation == ga.explanation
+            assert gb.registry == ga.registry   # the same torch wrote the log: its registry
             assert gb.step is None   # the log has no steps to point at
             # the user stack, as the log holds it
             assert 'line 14, in f\n    print("y computed")' in gb.message
