@@ -73,7 +73,8 @@ class Page:
     """One page open at a size and scheme, its errors kept."""
 
     def __init__(self, browser, path: Path, scheme: str = "light", size=(1400, 900)):
-        self.context = browser.new_context(viewport={"width": size[0], "height": size[1]}, color_scheme=scheme)
+        self.context = browser.new_context(viewport={"width": size[0], "height": size[1]}, color_scheme=scheme,
+                                           bypass_csp=True)   # for axe's script only
         self.page = self.context.new_page()
         self.errors: list[str] = []
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
@@ -288,6 +289,22 @@ def test_the_pane_fits_the_window_in_the_guards_place(open_page, pages, recordin
     pane = p.shapes.locator(".dl-pane-body").bounding_box()
     assert pane["y"] <= new["y"] and new["y"] + new["height"] <= pane["y"] + pane["height"] + 1
     p.page.screenshot(path=str(tmp_path / f"shapes-{size[0]}-{scheme}.png"))
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_finds_nothing_in_the_shapes_pane(open_page, pages, recordings, scheme):
+    from test_viewer_a11y import AXE
+
+    if not AXE.exists():
+        pytest.skip("axe-core is not installed: tests/test_viewer_a11y.py installs it (npm ci)")
+    shapes = recordings["marked_broadcast"].compiles[0].shapes
+    p = open_page(pages["marked_broadcast"], scheme)
+    p.go(0, shapes.guards[0].step)
+    p.show_shapes()
+    p.page.add_script_tag(path=str(AXE))
+    found = p.page.evaluate("""async () => (await axe.run(document.querySelector('.dl-shapes'))).violations.map(v =>
+        `${v.id} (${v.impact}): ${v.help} at ${v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', ')}`)""")
+    assert found == []
 
 
 def test_the_help_sent_with_a_recording_has_the_words_of_dynamic_shapes(recordings):
