@@ -11,6 +11,8 @@ That later cell, the first code cell after a check, sits right under the questio
 stores an output, it is stored folded (nbformat's `jupyter.outputs_hidden`, and `collapsed`
 for the classic notebook), so that JupyterLab and the site show a fold to open instead of the
 answer; and it is folded, not emptied or ignored: its output is stored and nbval compares it.
+The check cell's own code (its explanation, hints and feedback) says the answer too, so its
+source is stored folded (`jupyter.source_hidden`); its verdict stays in view.
 """
 
 from __future__ import annotations
@@ -185,3 +187,27 @@ def test_no_cell_but_the_one_after_a_check_is_stored_folded(path):
     stray = [i for i, cell in enumerate(cells(path))
              if cell["cell_type"] == "code" and is_folded(cell) and i not in after]
     assert stray == []
+
+
+def unfolded_checks(path: Path) -> list[str]:
+    """The check cells whose code shows on the page: its explanation, hints and feedback are
+    written there, and they say the answer."""
+    return [f"[{index}] {name}.check" for index, name, _, cell in check_cells(path)
+            if not cell.get("metadata", {}).get("jupyter", {}).get("source_hidden")]
+
+
+@pytest.mark.parametrize("path", [lesson_param(p, pending=False) for p in LESSONS])
+def test_every_check_cell_stores_its_code_folded(path):
+    assert unfolded_checks(path) == []
+
+
+def test_the_detector_catches_a_check_whose_code_shows(tmp_path):
+    check = {"cell_type": "code", "metadata": {}, "outputs": [],
+             "source": 'q1 = predict_number("q1", "?", 2, explanation="two: one per size")\n'
+                       "q1.check(q1_answer)"}
+    path = tmp_path / "00_fake.ipynb"
+    path.write_text(json.dumps({"cells": [check]}))
+    assert unfolded_checks(path) == ["[0] q1.check"]
+    check["metadata"] = {"jupyter": {"source_hidden": True}}
+    path.write_text(json.dumps({"cells": [check]}))
+    assert unfolded_checks(path) == []

@@ -159,7 +159,8 @@ def test_every_exercise_points_to_jupyterlab_and_binder(built):
 
 def folded_blocks(text: str) -> list[str]:
     """The inner HTML of each folded output block of a page, in order."""
-    return re.findall(r'<details class="dl-folded">(.*?)</details>', text, flags=re.DOTALL)
+    return re.findall(r'<details class="dl-folded dl-folded-output">(.*?)</details>', text,
+                      flags=re.DOTALL)
 
 
 def test_an_exercises_evidence_is_folded_on_its_page(built):
@@ -175,7 +176,7 @@ def test_an_exercises_evidence_is_folded_on_its_page(built):
         text = page.read_text(encoding="utf-8")
         blocks = folded_blocks(text)
         assert len(blocks) == len(folded), lesson.name
-        assert "<details open" not in text and 'class="dl-folded" open' not in text
+        assert re.search(r"<details[^>]*\bopen\b", text) is None, "a fold is stored open"
         for cell, block in zip(folded, blocks):
             assert "it answers the exercise above" in block.split("</summary>")[0]
             first = cell.outputs[0]["text"].strip().splitlines()[0]
@@ -185,6 +186,34 @@ def test_an_exercises_evidence_is_folded_on_its_page(built):
                 assert words[0] in inside, f"{lesson.name}: {first!r} is not inside its fold"
             seen += 1
     assert seen > 0, "no lesson stores folded evidence"
+
+
+def test_an_exercises_check_shows_its_verdict_and_folds_its_code(built):
+    """A check cell's code (its explanation and hints say the answer) is inside a closed fold;
+    its verdict, the stored output, is not."""
+    out, _ = built
+    seen = 0
+    for lesson in lesson_paths():
+        nb = nbformat.read(lesson, as_version=4)
+        checks = [c for c in nb.cells if c.cell_type == "code" and site.is_check(c)
+                  and c.metadata.get("jupyter", {}).get("source_hidden")]
+        page = out / ("index.html" if lesson.stem == "START" else f"{lesson.stem}.html")
+        text = page.read_text(encoding="utf-8")
+        blocks = re.findall(r'<details class="dl-folded dl-folded-code">(.*?)</details>', text,
+                            flags=re.DOTALL)
+        assert len(blocks) == len(checks), lesson.name
+        for cell, block in zip(checks, blocks):
+            assert "give the answer away" in block.split("</summary>")[0]
+            assert "check" in re.sub(r"<[^>]+>", "", block.split("</summary>", 1)[1])
+            assert "no prediction yet" not in block   # the verdict is the output, not folded
+            seen += 1
+        outside = re.sub(r"<[^>]+>", "", text)
+        for block in blocks:
+            outside = outside.replace(re.sub(r"<[^>]+>", "", block), "")
+        verdicts = sum("no prediction yet" in "".join(o.get("text", "")) for c in checks
+                       for o in c.outputs)
+        assert outside.count("no prediction yet") >= verdicts, lesson.name
+    assert seen > 0, "no lesson folds its checks' code"
 
 
 def test_the_lessons_store_the_recording_of_every_viewer_they_show(built):
@@ -312,12 +341,17 @@ def test_the_site_opens_from_file_follows_lesson_links_and_steps_a_viewer(built,
     root.locator("button").filter(has_text=re.compile("^forward")).first.click()
     assert _step(root) == (i + 1, n)
     # An exercise's evidence is closed: its output shows only once its fold is opened.
-    fold = page.locator("details.dl-folded").first
+    fold = page.locator("details.dl-folded-output").first
     assert fold.count(), "this lesson stores no folded evidence"
     output = fold.locator(".jp-OutputArea-output").first
     assert not output.is_visible()
     fold.locator("summary").click()
     assert output.is_visible()
+    # The check's code is closed too, and its verdict shows without opening anything.
+    code_fold = page.locator("details.dl-folded-code").first
+    assert not code_fold.locator(".jp-InputArea").first.is_visible()
+    code_fold.locator("summary").click()
+    assert code_fold.locator(".jp-InputArea").first.is_visible()
     page.locator("nav.dl-site-nav a.dl-site-home").first.click()
     page.wait_for_url((out / "index.html").as_uri())
 

@@ -182,8 +182,9 @@ EXERCISE = {
 
 @pytest.mark.timeout(200)
 def test_storing_a_lesson_folds_the_evidence_after_each_check_and_keeps_its_output(tmp_path):
-    """`--execute` runs the lesson and stores the cell after the check folded, its output
-    kept (nbval compares it); the check, the prediction and later cells stay open."""
+    """`--execute` runs the lesson and stores the cell after the check with its output folded,
+    the output kept (nbval compares it), and the check with its code folded; the prediction
+    and later cells stay open."""
     path = tmp_path / "exercise.ipynb"
     path.write_text(json.dumps(EXERCISE), encoding="utf-8")
     result = subprocess.run([sys.executable, "-m", "widgets.course.stored", "--execute", str(path)],
@@ -192,6 +193,8 @@ def test_storing_a_lesson_folds_the_evidence_after_each_check_and_keeps_its_outp
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     hidden = [bool(c["metadata"].get("jupyter", {}).get("outputs_hidden")) for c in cells]
     assert hidden == [False, False, False, True, False]
+    code_hidden = [bool(c["metadata"].get("jupyter", {}).get("source_hidden")) for c in cells]
+    assert code_hidden == [False, True, False, False, False]
     assert cells[3]["metadata"]["collapsed"] is True
     assert ["".join(o["text"]) for o in cells[3]["outputs"]] == ["graphs: 2\n"]
     assert "q1: no prediction yet" in "".join(cells[1]["outputs"][0]["text"])

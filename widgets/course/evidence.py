@@ -1,12 +1,18 @@
-"""An exercise's evidence: the cell after its check, stored with its output folded.
+"""An exercise's evidence and its check's code, stored folded until the learner has answered.
 
 A lesson is read with its stored outputs (in JupyterLab before anything runs, and on the
 course site), and the cell that follows a check cell shows what was measured: the graph, the
-guards, the count, that is the answer. So that cell is stored folded, with nbformat's own
-marks (``metadata.jupyter.outputs_hidden`` for JupyterLab, ``metadata.collapsed`` for the
-classic notebook): JupyterLab shows a fold to click instead of the output and unfolds it when
-the cell runs; the site shows it closed under a line saying what it holds. Folding hides, it
-does not drop: the output stays stored, and nbval still compares it.
+guards, the count, that is the answer. So that cell is stored with its output folded, with
+nbformat's own marks (``metadata.jupyter.outputs_hidden`` for JupyterLab,
+``metadata.collapsed`` for the classic notebook): JupyterLab shows a fold to click instead of
+the output and unfolds it when the cell runs; the site shows it closed under a line saying
+what it holds. Folding hides, it does not drop: the output stays stored, and nbval still
+compares it.
+
+The check cell's own code says the answer too: its explanation, its hint and the feedback for
+each wrong option are written there. So its source is stored folded as well
+(``metadata.jupyter.source_hidden``): the learner runs it without reading it, and its verdict
+(its output) stays in view.
 
 `python -m widgets.course.stored --execute` folds the evidence of the lesson it stores.
 """
@@ -21,6 +27,9 @@ CHECK = re.compile(r"^\s*[A-Za-z_][\w.]*\.check\(", re.MULTILINE)
 # What the site says above folded evidence.
 EVIDENCE_SUMMARY = "The evidence: it answers the exercise above. Open it once you have answered."
 FOLDED_SUMMARY = "Output folded: open it to read it."
+CHECK_SUMMARY = ("The check's code: its explanation and hints give the answer away. Open it once "
+                 "you have answered.")
+CODE_SUMMARY = "Code folded: open it to read it."
 
 
 def _source(cell: Any) -> str:
@@ -47,6 +56,17 @@ def evidence_cells(nb: Any) -> list[int]:
     return found
 
 
+def source_folded(cell: Any) -> bool:
+    """Whether a cell is stored with its source folded (JupyterLab's mark)."""
+    return bool(cell.get("metadata", {}).get("jupyter", {}).get("source_hidden"))
+
+
+def fold_source(cell: Any) -> None:
+    """Store a cell's source folded: JupyterLab shows a fold to click instead of the code."""
+    metadata = cell.setdefault("metadata", {})
+    metadata["jupyter"] = {**metadata.get("jupyter", {}), "source_hidden": True}
+
+
 def folded(cell: Any) -> bool:
     """Whether a cell is stored with its output folded (JupyterLab's mark)."""
     return bool(cell.get("metadata", {}).get("jupyter", {}).get("outputs_hidden"))
@@ -62,11 +82,16 @@ def fold(cell: Any) -> None:
 
 
 def fold_evidence(nb: Any) -> int:
-    """Fold every exercise's evidence in a notebook, in place; how many cells were unfolded."""
+    """Fold every exercise's evidence (its output) and its check (its code) in a notebook, in
+    place; how many cells were not folded yet."""
     changed = 0
     for index in evidence_cells(nb):
         cell = nb["cells"][index]
         if not (folded(cell) and cell.get("metadata", {}).get("collapsed")):
             changed += 1
         fold(cell)
+    for cell in nb["cells"]:
+        if is_check(cell):
+            changed += not source_folded(cell)
+            fold_source(cell)
     return changed

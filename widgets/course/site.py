@@ -11,8 +11,8 @@ viewer a lesson stored is replaced by a standalone viewer (widgets/viewer/page.p
 the widget state the notebook saved, which carries the recording. Links between
 lessons point at their pages, a bar at the top and bottom leads from lesson to
 lesson, and every exercise (a cell that calls `.check(`) says where to run it. A cell stored
-with its output folded (an exercise's evidence, widgets/course/evidence.py) is shown closed,
-to be opened once the reader has answered.
+with its output or its code folded (an exercise's evidence, its check's code:
+widgets/course/evidence.py) is shown closed, to be opened once the reader has answered.
 
 A notebook stores its viewers' state when it is executed by `python -m
 widgets.course.stored --execute` (or nbclient, or `jupyter nbconvert --to notebook
@@ -34,7 +34,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..viewer import page
-from .evidence import EVIDENCE_SUMMARY, FOLDED_SUMMARY, evidence_cells, is_check
+from .evidence import (
+    CHECK_SUMMARY, CODE_SUMMARY, EVIDENCE_SUMMARY, FOLDED_SUMMARY, evidence_cells, is_check,
+)
 from .stored import stored_viewers
 
 HERE = Path(__file__).resolve().parent
@@ -213,6 +215,8 @@ def render(lesson: Lesson, nb: Any, all_lessons: list[Lesson], binder: str | Non
         "exercise": _exercise_html(lesson, binder),
         "folded": lambda cell: html.escape(EVIDENCE_SUMMARY if cell.metadata.get(
             "dynamo_lab_evidence") else FOLDED_SUMMARY),
+        "folded_code": lambda cell: html.escape(CHECK_SUMMARY if cell.metadata.get(
+            "dynamo_lab_exercise") else CODE_SUMMARY),
         "module": "",   # set below once we know whether the page has a viewer
     }, "metadata": {"name": lesson.title, "path": str(lesson.path.parent)}}
     # The module goes after the viewers: rendered last, it can see whether any was shown.
