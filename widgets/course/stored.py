@@ -13,10 +13,10 @@ again when the cell runs.
     python -m widgets.course.stored --execute notebooks/04_guards.ipynb   # run, strip, save
 
 `./lab` starts JupyterLab with `pre_save_hook` below, so saving a lesson strips it too.
-Storing a lesson (with or without `--execute`) also folds each exercise's evidence, the
-cell after its check (widgets/course/evidence.py), so that no stored output shows an answer
-before the learner gives one. Saving from JupyterLab does not fold: a learner who opened
-the evidence keeps it open.
+Storing a lesson (with or without `--execute`) also folds each exercise's evidence (the
+output of the cell after its check) and its check's code (widgets/course/evidence.py), so
+that nothing stored shows an answer before the learner gives one. Saving from JupyterLab does
+not fold: a learner who opened a fold keeps it open.
 """
 
 from __future__ import annotations
