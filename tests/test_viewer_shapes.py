@@ -312,3 +312,70 @@ def test_the_help_sent_with_a_recording_has_the_words_of_dynamic_shapes(recordin
     for word in ["Eq", "Ne", "range", "int_oo", "backed", "unbacked", "guard_or_false", "guard_or_true", "torch._check"]:
         assert got["terms"][word].rstrip().endswith("."), word
     json.dumps(got)
+
+
+# -- JupyterLab --------------------------------------------------------------------------------
+
+LAB_CELLS = [
+    "import torch\n%load_ext widgets\n"
+    "def f(x):\n    if x.shape[0] > 8:\n        return x * 2\n    return x + 1",
+    "%%capture_trace -o rec_if\nx = torch.randn(10)\ntorch._dynamo.mark_dynamic(x, 0)\n"
+    'torch.compile(f, backend="eager")(x)',
+]
+
+
+@pytest.fixture(scope="module")
+def lab_root(browser, tmp_path_factory):
+    """The widget %%capture_trace shows for a Python `if` on a marked size, in JupyterLab."""
+    from bench import lab_server
+
+    home = tmp_path_factory.mktemp("lab")
+    root = home / "notebooks"
+    root.mkdir()
+    nb = {"cells": [{"cell_type": "code", "metadata": {}, "source": s, "outputs": [], "execution_count": None}
+                    for s in LAB_CELLS],
+          "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+          "nbformat": 4, "nbformat_minor": 5}
+    (root / "shapes.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    with lab_server.running(root, home / "state") as lab:
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        try:
+            page.goto(lab.url("lab/tree/shapes.ipynb"))
+            page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for(timeout=90_000)
+            page.locator(".jp-Notebook .jp-Cell").first.click()
+            lab_server.run_all(page)
+            page.wait_for_selector(".dl-viewer[data-ready='1']", timeout=180_000)
+            root = page.locator(".dl-viewer").first
+            root.scroll_into_view_if_needed()
+            yield page, root, errors
+        finally:
+            page.close()
+
+
+def test_in_jupyterlab_the_pane_shows_the_guard_the_if_added_and_leads_to_its_step(lab_root):
+    page, root, errors = lab_root
+    rec = capture.Recording.from_json(json.dumps(root.evaluate("r => r.parentElement.dynamoLab.viewer.rec")))
+    [c] = rec.compiles
+    [guard] = c.shapes.guards
+    assert guard.expr.endswith("> 8") and guard.step is not None
+    root.locator(".dl-guards .dl-pane-switch").click()
+    shapes = root.locator(".dl-shapes")
+    shapes.wait_for(state="visible", timeout=5_000)
+    root.evaluate("(r, i) => r.parentElement.dynamoLab.viewer.go(0, i)", guard.step)
+    new = shapes.locator("li.dl-new")
+    new.wait_for(timeout=5_000)
+    assert new.locator(".dl-shape-guard").text_content() == guard.expr
+    # the notebook's own line, as text
+    assert guard.lineno == 4, "the cell's fourth line"
+    assert f"line {guard.lineno}: if x.shape[0] > 8:" in new.text_content()
+    root.evaluate("(r, i) => r.parentElement.dynamoLab.viewer.go(0, i)", len(c.steps) - 1)
+    shapes.locator(".dl-shape-guard").click()
+    page.wait_for_function("r => r.parentElement.dynamoLab.viewer.step === %d" % guard.step,
+                           arg=root.element_handle(), timeout=5_000)
+    shapes.locator(".dl-range").first.hover()
+    tip = root.locator(".dl-tooltip")
+    tip.wait_for(state="visible", timeout=3_000)
+    assert TERMS["range"] in tip.text_content()
+    assert errors == []
