@@ -239,6 +239,11 @@ def test_symbols_in_the_stack_and_the_guards_lead_to_the_shapes_pane(open_page, 
     assert p.shapes.locator(".dl-lit").count() == 0
     stack_sym.hover()
     assert p.shapes.locator(".dl-lit").count() >= 1
+    # a graph node of that size lights it too (a tensor of shape [s77])
+    p.root.locator(".dl-source .dl-title").hover()
+    tensor = next(k for k, n in enumerate(c.nodes) if n.shape and sym.name in n.shape)
+    p.root.locator(f".dl-graph g.node[data-node='{tensor}']").hover()
+    assert p.shapes.locator(".dl-lit").count() >= 1
     # back to the guards; a guard on the size names its symbol, which leads here too
     p.shapes.locator(".dl-pane-switch").click()
     p.root.locator(".dl-guards").wait_for(state="visible", timeout=3_000)

@@ -6,7 +6,7 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { source } from "./load.mjs";
 
-const { sizeSource, placeOf, replacementAt, becameText, shapesAt, symbolsOfText, shapeLink } = await source("shapes.js");
+const { sizeSource, placeOf, replacementAt, becameText, shapesAt, symbolsOfText, symbolsIn, shapeLink } = await source("shapes.js");
 
 const steps = (n) => Array.from({ length: n }, () => ({}));
 const broadcast = {
@@ -96,6 +96,8 @@ test("a guard's text names the symbols of the sizes it checks", () => {
   assert.deepEqual(symbolsOfText(pythonIf, "9 <= L['x'].size()[0]"), ["s77"]);
   assert.deepEqual(symbolsOfText(pythonIf, "check_tensor(L['x'], size=[None])"), []);
   assert.deepEqual(symbolsOfText({ steps: [] }, "L['x'].size()[0]"), []);
+  assert.deepEqual(symbolsIn("[s77, 3, s77, u0]"), ["s77", "u0"]);
+  assert.deepEqual(symbolsIn(null), []);
 });
 
 test("a symbolic guard's button leads to the step that added it", () => {

@@ -121,6 +121,11 @@ export function symbolsOfText(c, text) {
   return c.shapes.symbols.filter((s) => s.sources.some((src) => text.includes(src))).map((s) => s.name);
 }
 
+/** The symbol names in a piece of text (`[s77, 3]` -> ["s77"]). */
+export function symbolsIn(text) {
+  return [...new Set(String(text || "").match(/\b(?:zuf|zf|ps|s|u)\d+\b/g) || [])];
+}
+
 /** Where a click on element `t` (a symbolic guard of the shapes pane) leads: {compile,
  * step, flash, note}, or null. */
 export function shapeLink(rec, k, t) {

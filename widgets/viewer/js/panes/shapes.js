@@ -7,14 +7,14 @@
 // layout: a button in either title shows the other.
 //
 // Symbols elsewhere link here: a symbol in the stack (`.dl-sym`, help.js `withSymbols`)
-// or in a guard row shows this pane with the symbol lit; hovering one, or a graph
-// placeholder named by a symbol, lights it while this pane shows. Every word of dynamic
-// shapes explains itself on hover (`data-help-term`, capture/help.json `terms`). Program
-// text is text, never markup.
+// or in a guard row shows this pane with the symbol lit; hovering one, or a graph node
+// (a symbol's placeholder, a tensor of shape [s77, 3]), lights it while this pane shows.
+// Every word of dynamic shapes explains itself on hover (`data-help-term`,
+// capture/help.json `terms`). Program text is text, never markup.
 
 import { h, pane, plural, resetPane, setTitle, sync, textRow } from "../dom.js";
 import { scrollIntoPane } from "../scroll.js";
-import { becameText, SYMBOL, shapesAt, shapeStepButton, shapeTerm, withTerms } from "../shapes.js";
+import { becameText, SYMBOL, shapesAt, shapeStepButton, shapeTerm, symbolsIn, withTerms } from "../shapes.js";
 
 // -- painting ---------------------------------------------------------------------------------
 
@@ -87,12 +87,13 @@ export function shapesPane(root, guards) {
   toShapes.addEventListener("click", () => { show(true); toGuards.focus({ preventScroll: true }); });
   toGuards.addEventListener("click", () => { show(false); toShapes.focus({ preventScroll: true }); });
 
-  /** Light symbol `name`'s rows here (null: none). */
-  function light(name, scroll = false) {
-    lit = name;
+  /** Light the rows of symbol `names` (a name or a list; null: none) here. */
+  function light(names, scroll = false) {
+    lit = names;
     for (const el of p.body.querySelectorAll(".dl-lit")) el.classList.remove("dl-lit");
-    if (!name) return;
-    const rows = [...p.body.querySelectorAll("[data-shape-symbol]")].filter((el) => el.dataset.shapeSymbol === name)
+    const wanted = new Set([].concat(names || []));
+    if (!wanted.size) return;
+    const rows = [...p.body.querySelectorAll("[data-shape-symbol]")].filter((el) => wanted.has(el.dataset.shapeSymbol))
       .map((el) => el.closest(".dl-shape-dim, li, .dl-shape-became") || el);
     for (const el of rows) el.classList.add("dl-lit");
     if (scroll && rows.length) scrollIntoPane(p.body, rows);
@@ -105,9 +106,9 @@ export function shapesPane(root, guards) {
     const sym = t.closest(".dl-sym[data-help-symbol]");
     if (sym) return sym.dataset.helpSymbol;
     const node = t.closest(".dl-graph [data-node]");
-    if (node && last) {
+    if (node && last) {   // a graph node: the symbol it is, and those of its shape
       const n = last.c.nodes[Number(node.dataset.node)];
-      return n && SYMBOL.test(n.name) ? n.name : null;
+      return n ? [...(SYMBOL.test(n.name) ? [n.name] : []), ...symbolsIn(n.shape)] : null;
     }
     return null;
   };
