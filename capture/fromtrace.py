@@ -293,9 +293,19 @@ def graph_nodes(code: str) -> list[Node]:
             nodes.append(Node(name="output", op="output", target="output",
                               args=shorten(args, 500), inputs=tuple(used)))
             break
-        stmt = text.split(";  ", 1)[0]
+        stmts = text.split(";  ")
+        stmt = stmts[0]
         m = _ASSIGN.match(stmt)
         if m is None:
+            # an in-place store prints as the store, then the node named after it:
+            # `x[(i,)] = True;  setitem = x;  ...`
+            alias = re.match(r"^(\w+) = (\w+)$", stmts[1]) if len(stmts) > 1 else None
+            if alias and alias.group(2) in names and "] = " in stmt:
+                name = alias.group(1)
+                nodes.append(Node(name=name, op="call_function", target="operator.setitem",
+                                  args=shorten(stmt, 500), inputs=tuple(dict.fromkeys(
+                                      n for n in re.findall(r"\b\w+\b", stmt) if n in names))))
+                names.add(name)
             continue
         name, annotation, expr = m.group(1), m.group(2) or "", m.group(3)
         if expr in placeholders and annotation == "":

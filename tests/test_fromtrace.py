@@ -439,3 +439,28 @@ def test_the_page_shows_a_compile_with_no_steps(logs, tmp_path):
     assert "[0/0_1] f — graph break at line 14" in text
     assert "3 graph nodes" in text and "11 guards" in text
     assert "no steps" in text
+
+
+def test_graph_nodes_reads_fx_printed_stores_and_long_signatures():
+    """Two forms FX prints that a one-line reading would miss (as in mask_rows.py's and
+    AOTAutograd's graphs): an in-place store, whose node is named on the same line after
+    the store, and a signature with one parameter a line, each with a comment."""
+    code = '\n'.join([
+        'class GraphModule(torch.nn.Module):',
+        '    def forward(',
+        '        self,',
+        '        L_m_: "b8[6, 4][4, 1]cpu",  # a comment',
+        '        L_i_: "i64[0][1]cpu",',
+        '    ):',
+        '        l_m_ = L_m_',
+        '        l_i_ = L_i_',
+        '        l_m_[(l_i_,)] = True;  setitem = l_m_;  l_i_ = setitem = None',
+        '        any_1: "b8[][]cpu" = l_m_.any();  l_m_ = None',
+        '        return (any_1,)',
+    ])
+    nodes = fromtrace.graph_nodes(code)
+    assert [(n.name, n.op) for n in nodes] == [
+        ("l_m_", "placeholder"), ("l_i_", "placeholder"), ("setitem", "call_function"),
+        ("any_1", "call_method"), ("output", "output")]
+    assert nodes[2].inputs == ("l_m_", "l_i_") and nodes[3].inputs == ("l_m_",)
+    assert (nodes[0].dtype, nodes[0].shape) == ("b8", "[6, 4]")
