@@ -227,8 +227,12 @@ def test_symbols_in_the_stack_and_the_guards_lead_to_the_shapes_pane(open_page, 
     c = recordings["python_if"].compiles[0]
     [sym] = c.shapes.symbols
     p = open_page(pages["python_if"])
+    switch = p.root.locator(".dl-guards .dl-pane-switch")
+    p.go(0, sym.step - 1)
+    assert switch.text_content() == "Shapes"
     p.go(0, sym.step)
     assert not p.shapes.is_visible()
+    assert switch.text_content() == "Shapes •" and f"made {sym.name}" in switch.get_attribute("title")
     stack_sym = p.root.locator(f".dl-stack .dl-sym[data-help-symbol='{sym.name}']").first
     stack_sym.click()
     p.shapes.wait_for(state="visible", timeout=3_000)

@@ -6,7 +6,7 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { source } from "./load.mjs";
 
-const { sizeSource, placeOf, replacementAt, becameText, shapesAt, symbolsOfText, symbolsIn, shapeLink } = await source("shapes.js");
+const { sizeSource, placeOf, replacementAt, becameText, shapesAt, symbolsOfText, symbolsIn, shapeLink, newAt } = await source("shapes.js");
 
 const steps = (n) => Array.from({ length: n }, () => ({}));
 const broadcast = {
@@ -107,4 +107,11 @@ test("a symbolic guard's button leads to the step that added it", () => {
   assert.equal(to.step, 7);
   assert.deepEqual(to.flash, { shapeGuard: 0 });
   assert.equal(shapeLink(rec, 0, { closest: () => null }), null);
+});
+
+test("the guards' button says what a step did to the shapes", () => {
+  assert.equal(newAt(broadcast, 3), "made s77, replaced s77, added a symbolic guard");
+  assert.equal(newAt(broadcast, 2), null);
+  assert.equal(newAt(pythonIf, 7), "added a symbolic guard");
+  assert.equal(newAt({ steps: steps(2) }, 0), null);
 });

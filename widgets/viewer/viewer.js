@@ -3789,6 +3789,19 @@ export function symbolsOfText(c, text) {
   return c.shapes.symbols.filter((s) => s.sources.some((src) => text.includes(src))).map((s) => s.name);
 }
 
+/** What step i of compile c did to its shapes, in words (`made s77, added a symbolic
+ * guard`), or null when nothing. */
+export function newAt(c, i) {
+  const shapes = c && c.shapes;
+  if (!shapes || !c.steps.length) return null;
+  const made = shapes.symbols.filter((s) => s.step === i).map((s) => s.name);
+  const replaced = shapes.symbols.filter((s) => s.replaced_step === i && s.replacement != null).map((s) => s.name);
+  const guards = shapes.guards.filter((g) => g.step === i).length;
+  const said = [made.length ? `made ${made.join(", ")}` : null, replaced.length ? `replaced ${replaced.join(", ")}` : null,
+    guards ? `added ${guards === 1 ? "a symbolic guard" : `${guards} symbolic guards`}` : null].filter(Boolean);
+  return said.length ? said.join(", ") : null;
+}
+
 /** The symbol names in a piece of text (`[s77, 3]` -> ["s77"]). */
 export function symbolsIn(text) {
   return [...new Set(String(text || "").match(/\b(?:zuf|zf|ps|s|u)\d+\b/g) || [])];
@@ -5230,7 +5243,8 @@ function shapeDimRow(d) {
 
 function shapeGuardRow(g, flashed) {
   const where = [g.step != null ? `step ${g.step}` : null, g.line != null ? `line ${g.line}${g.code ? `: ${g.code}` : ""}` : null,
-    g.why || null, g.oblivious ? "size-oblivious" : null].filter(Boolean).join(" · ");
+    g.why ? withTerms(g.why) : null, g.oblivious ? shapeTerm("size_oblivious", "size-oblivious") : null]
+    .filter(Boolean).map((x, j) => [j ? " · " : "", x]);
   return {
     key: `sg${g.j}`,
     cls: [g.isNew ? "dl-new" : "", flashed === g.j ? "dl-flash" : ""].join(" ").trim(),
@@ -5239,7 +5253,7 @@ function shapeGuardRow(g, flashed) {
         title: g.step != null ? `added at step ${g.step}: click to go there` : "added when the graph was compiled: click to go to the last step" },
       withTerms(g.expr)),
       g.isNew ? [" ", h("span", { class: "dl-tag dl-new-tag" }, "new")] : null,
-      where ? h("span", { class: "dl-where dl-dim" }, ` ${where}`) : null),
+      where.length ? h("span", { class: "dl-where dl-dim" }, " ", where) : null),
   };
 }
 
@@ -5312,6 +5326,12 @@ export function shapesPane(root, guards) {
 
   function paint(view) {
     last = view;
+    const news = newAt(view.c, view.i);   // the guards' button says when the shapes changed here
+    if (toShapes.classList.contains("dl-news") !== !!news) {
+      toShapes.classList.toggle("dl-news", !!news);
+      toShapes.textContent = news ? "Shapes •" : "Shapes";
+      toShapes.title = news ? `this step ${news}: show the shapes` : "show the shapes: symbols, ranges, symbolic guards";
+    }
     if (!showing) return;
     const { c, k, i, flash } = view;
     const s = shapesAt(c, i);

@@ -121,6 +121,19 @@ export function symbolsOfText(c, text) {
   return c.shapes.symbols.filter((s) => s.sources.some((src) => text.includes(src))).map((s) => s.name);
 }
 
+/** What step i of compile c did to its shapes, in words (`made s77, added a symbolic
+ * guard`), or null when nothing. */
+export function newAt(c, i) {
+  const shapes = c && c.shapes;
+  if (!shapes || !c.steps.length) return null;
+  const made = shapes.symbols.filter((s) => s.step === i).map((s) => s.name);
+  const replaced = shapes.symbols.filter((s) => s.replaced_step === i && s.replacement != null).map((s) => s.name);
+  const guards = shapes.guards.filter((g) => g.step === i).length;
+  const said = [made.length ? `made ${made.join(", ")}` : null, replaced.length ? `replaced ${replaced.join(", ")}` : null,
+    guards ? `added ${guards === 1 ? "a symbolic guard" : `${guards} symbolic guards`}` : null].filter(Boolean);
+  return said.length ? said.join(", ") : null;
+}
+
 /** The symbol names in a piece of text (`[s77, 3]` -> ["s77"]). */
 export function symbolsIn(text) {
   return [...new Set(String(text || "").match(/\b(?:zuf|zf|ps|s|u)\d+\b/g) || [])];

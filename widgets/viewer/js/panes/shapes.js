@@ -14,7 +14,7 @@
 
 import { h, pane, plural, resetPane, setTitle, sync, textRow } from "../dom.js";
 import { scrollIntoPane } from "../scroll.js";
-import { becameText, SYMBOL, shapesAt, shapeStepButton, shapeTerm, symbolsIn, withTerms } from "../shapes.js";
+import { becameText, newAt, SYMBOL, shapesAt, shapeStepButton, shapeTerm, symbolsIn, withTerms } from "../shapes.js";
 
 // -- painting ---------------------------------------------------------------------------------
 
@@ -52,7 +52,8 @@ function shapeDimRow(d) {
 
 function shapeGuardRow(g, flashed) {
   const where = [g.step != null ? `step ${g.step}` : null, g.line != null ? `line ${g.line}${g.code ? `: ${g.code}` : ""}` : null,
-    g.why || null, g.oblivious ? "size-oblivious" : null].filter(Boolean).join(" · ");
+    g.why ? withTerms(g.why) : null, g.oblivious ? shapeTerm("size_oblivious", "size-oblivious") : null]
+    .filter(Boolean).map((x, j) => [j ? " · " : "", x]);
   return {
     key: `sg${g.j}`,
     cls: [g.isNew ? "dl-new" : "", flashed === g.j ? "dl-flash" : ""].join(" ").trim(),
@@ -61,7 +62,7 @@ function shapeGuardRow(g, flashed) {
         title: g.step != null ? `added at step ${g.step}: click to go there` : "added when the graph was compiled: click to go to the last step" },
       withTerms(g.expr)),
       g.isNew ? [" ", h("span", { class: "dl-tag dl-new-tag" }, "new")] : null,
-      where ? h("span", { class: "dl-where dl-dim" }, ` ${where}`) : null),
+      where.length ? h("span", { class: "dl-where dl-dim" }, " ", where) : null),
   };
 }
 
@@ -134,6 +135,12 @@ export function shapesPane(root, guards) {
 
   function paint(view) {
     last = view;
+    const news = newAt(view.c, view.i);   // the guards' button says when the shapes changed here
+    if (toShapes.classList.contains("dl-news") !== !!news) {
+      toShapes.classList.toggle("dl-news", !!news);
+      toShapes.textContent = news ? "Shapes •" : "Shapes";
+      toShapes.title = news ? `this step ${news}: show the shapes` : "show the shapes: symbols, ranges, symbolic guards";
+    }
     if (!showing) return;
     const { c, k, i, flash } = view;
     const s = shapesAt(c, i);
