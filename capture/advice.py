@@ -116,7 +116,7 @@ def changed_dims(before: str | None, after: str | None) -> list[int]:
 
 
 # Whether a mechanism's recompiles stop by themselves (one entry per value, few values).
-BOUNDED = {"size_branch", "grad_mode", "training", "dtype", "device", "requires_grad", "dispatch_keys",
+BOUNDED = {"size_branch", "size_specialized", "grad_mode", "training", "dtype", "device", "requires_grad", "dispatch_keys",
            "tensor_type"}
 
 
@@ -129,7 +129,7 @@ def guard_advice(cause: dict[str, Any]) -> str | None:
     """The fix for one cause of recompiles (see `capture.explain`'s cause)."""
     name, kind, values = cause["name"], cause["mechanism"], cause["values"]
     where = ""
-    if kind in ("size", "size_0_1") and not reachable(cause):
+    if kind in ("size", "size_0_1", "size_specialized") and not reachable(cause):
         # `args[0]` of a wrapper Dynamo made, `kwargs['cache'].layers[0].keys`, a resume
         # function's argument: not a name the user wrote; the mark goes on the tensor where
         # their code makes it
@@ -146,6 +146,18 @@ def guard_advice(cause: dict[str, Any]) -> str | None:
         return (f"sizes 0 and 1 are always specialized, whatever mark_dynamic or dynamic=True "
                 f"say: call {marks} before the first call{where}, so one compile serves size 1 "
                 f"too")
+    if kind == "size_specialized":
+        shape = cause.get("shape") or {}
+        value = shape.get("specialized_to")
+        asked = next((g for g in shape.get("guards", ()) if g.get("lineno")), None)
+        line = f" (line {asked['lineno']})" if asked else ""
+        dims = cause.get("dims") or [0]
+        marks = "; ".join(f"torch._dynamo.maybe_mark_dynamic({name}, {d})" for d in dims)
+        return (f"expected: the code compares the size with {value}{line}, so size {value} "
+                f"gets a compile of its own and other sizes share a dynamic one. Do not "
+                f"mark_dynamic it: a marked size the code specializes fails the compile "
+                f"(ConstraintViolationError). To spare the static first compile, call "
+                f"{marks} before the first call{where}")
     if kind == "size_branch":
         return ("expected: the code compares this size (see the line), so each side of the "
                 "comparison gets a compile of its own, and sizes on a side already compiled "

@@ -315,6 +315,8 @@ def _causes(recording: Recording, user_code: tuple[str, ...]) -> list[dict[str, 
                     # the replaced compile's shapes: the symbol, and the line that guarded it
                     "shape": _size_origin(recording, fg, c.generation)}
             cause["recompiles"].append(c.compile_id)
+            if cause["shape"] is None:   # a later entry's size may be the one specialized
+                cause["shape"] = _size_origin(recording, fg, c.generation)
             cause["values"].append(fg.seen)
             if fg.kind == "DICT_LENGTH":
                 cause["values"][-1] = fg.seen
@@ -334,6 +336,9 @@ def _causes(recording: Recording, user_code: tuple[str, ...]) -> list[dict[str, 
     for cause in causes:
         cause["mechanism"] = advice.mechanism(cause["kind"], cause["source"], cause["what"],
                                               cause["values"])
+        if cause["mechanism"] == "size" and (cause["shape"] or {}).get("specialized_to") \
+                is not None:
+            cause["mechanism"] = "size_specialized"   # the code's own comparison with a constant
         cause["expected"] = cause["mechanism"] in advice.BOUNDED
         # a value Dynamo carried across a graph break (the stack at the break): the
         # resume function's input, not a name the user wrote
@@ -357,12 +362,18 @@ def _causes(recording: Recording, user_code: tuple[str, ...]) -> list[dict[str, 
 def _size_origin(recording: Recording, fg: FailedGuard, generation: int) -> dict[str, Any] | None:
     """Where a failed size guard came from in the compile that held it (its shapes)."""
     source = fg.source or ""
-    if fg.kind == "TENSOR_MATCH" and fg.what == "size":
-        return None   # a static size: no symbol, no symbolic guard
-    if not re.search(r"\.size\(\)\[\d+\]$", source):
-        return None
     old = [c for c in recording.compiles if c.compile_id == fg.compile_id
            and c.generation == generation]
+    if fg.kind == "TENSOR_MATCH" and fg.what == "size":
+        # a size the tensor's own check holds: static, or made a symbol and then specialized
+        # to a constant by the code (the symbolic guard that did it says where)
+        dims = [d for d in (old[-1].shapes.dims if old and old[-1].shapes else ())
+                if d.source.startswith(source + ".size()[") and d.how == shapes.SPECIALIZED]
+        if not dims:
+            return None
+        source = dims[0].source
+    elif not re.search(r"\.size\(\)\[\d+\]$", source):
+        return None
     origin = shapes.size_origin(old[-1].shapes, source) if old else None
     if origin is not None:
         origin["statement"] = shapes.origin_statement(origin, fg.compile_id)

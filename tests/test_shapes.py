@@ -375,3 +375,48 @@ def test_maybe_mark_dynamic_lets_the_broadcast_specialize():
     assert c.outcome == "compiled"
     [d, _] = c.shapes.dims
     assert d.how == SPECIALIZED and d.marks == ("maybe_mark_dynamic",)
+
+
+EQ_PROGRAM = """
+def g(x):
+    if x.shape[0] == 8:  # here
+        return x * 2
+    return x + 1
+"""
+
+
+def test_a_size_the_code_compares_with_a_constant_is_specialized_and_said():
+    """Automatic dynamic makes the size a symbol, then `== 8` sets it to 8: that compile
+    serves size 8 alone. explain says so, and its fix is maybe_mark_dynamic: mark_dynamic
+    would fail the compile."""
+    ns = {"torch": torch}
+    exec(compile(EQ_PROGRAM, "<eq>", "exec"), ns)
+    here = 3
+    sizes = (10, 8, 12, 8)
+    torch._dynamo.reset()
+    c = torch.compile(ns["g"], backend="eager")
+    with capture.record() as rec:
+        for n in sizes:
+            c(torch.randn(n))
+    assert len(rec.compiles) == 3
+    [spec] = rec.compiles[1].shapes.specializations()
+    assert spec.replacement == "8" and rec.compiles[1].steps[spec.replaced_step].lineno == here
+    [cause] = explanation(rec)["causes"]
+    assert cause["mechanism"] == "size_specialized" and cause["expected"]
+    assert cause["shape"]["specialized_to"] == "8"
+    assert "maybe_mark_dynamic(x, 0)" in cause["advice"][0]
+    assert "Do not mark_dynamic" in cause["advice"][0]
+    counts = {}
+    for mark in ("maybe_mark_dynamic", "mark_dynamic"):
+        torch._dynamo.reset()
+        c = torch.compile(ns["g"], backend="eager")
+        try:
+            with capture.record() as fixed:
+                for n in sizes:
+                    x = torch.randn(n)
+                    getattr(torch._dynamo, mark)(x, 0)
+                    c(x)
+            counts[mark] = len(fixed.compiles)
+        except Exception as e:  # noqa: BLE001 - the error is what is checked
+            counts[mark] = type(e).__name__
+    assert counts == {"maybe_mark_dynamic": 2, "mark_dynamic": "ConstraintViolationError"}
