@@ -464,3 +464,33 @@ def test_graph_nodes_reads_fx_printed_stores_and_long_signatures():
         ("any_1", "call_method"), ("output", "output")]
     assert nodes[2].inputs == ("l_m_", "l_i_") and nodes[3].inputs == ("l_m_",)
     assert (nodes[0].dtype, nodes[0].shape) == ("b8", "[6, 4]")
+
+
+def test_tlparse_finds_the_same_compiles_graphs_and_guard_trees(logs, tmp_path):
+    """torch's own parser as the oracle: the compile ids tlparse files artifacts under, and
+    the output graph and guard tree it writes for each, are what the recording holds."""
+    import json
+
+    tlparse = Path(sys.executable).with_name("tlparse")
+    if not tlparse.exists():
+        pytest.skip("tlparse is not installed in this venv (pip install tlparse)")
+    for name in ("crashes", "seq_len"):
+        folder = _crashed(logs) if name == "crashes" else _log(logs, name)
+        out = tmp_path / name
+        done = subprocess.run([str(tlparse), str(_file(folder)), "-o", str(out), "--no-browser",
+                               "--overwrite", "--plain-text"], capture_output=True, text=True,
+                              timeout=TIME_LIMIT)
+        assert done.returncode == 0, done.stderr
+        directory = json.loads((out / "compile_directory.json").read_text())
+        _, read = _one(folder)
+        ids = [k.strip("[]") for k in directory if k != "[-/-]"]
+        assert ids == [c.compile_id for c in read.compiles]
+        for c in read.compiles:
+            files = {a["name"].rsplit("_", 1)[0]: out / a["url"]
+                     for a in directory[f"[{c.compile_id}]"]["artifacts"]}
+            if c.graph_code is None:
+                assert "dynamo_output_graph" not in files
+                continue
+            assert files["dynamo_output_graph"].read_text().rstrip("\n") == c.graph_code
+            tree = files["dynamo_cpp_guards_str"].read_text()
+            assert tree.split("\nGuard latency")[0].rstrip("\n") == c.guard_tree
