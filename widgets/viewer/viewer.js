@@ -5222,7 +5222,7 @@ function shapeDimRow(d) {
     parts.push(h("span", { class: "dl-faint" }, `its symbol ${d.symbol} is made at `), shapeStepButton(d.madeAt, `step ${d.madeAt}`, d.symbol));
   } else {
     parts.push(withTerms(d.symbol));
-    if (d.became && d.became.number) parts.push(` = ${d.became.to}`);
+    if (d.became) parts.push(" = ", withTerms(d.became.to));
     if (d.range) parts.push(" ", shapeTerm("range", d.range, "dl-term dl-range"), d.final ? "" : h("span", { class: "dl-faint" }, " by the end"));
     if (d.isNew) parts.push(" ", h("span", { class: "dl-tag dl-new-tag" }, "made here"));
   }
@@ -5347,8 +5347,8 @@ export function shapesPane(root, guards) {
       return sync(p.body, [{
         key: `static:${sizes}:${why}`,
         make: () => h("div", { class: "dl-shape-static" }, shapeTerm("static", "Every size static"),
-          `: no symbol; this graph serves ${sizes || "no tensor input"} only, and another size fails its guards`,
-          why.length ? [" (", why.map((w, j) => [j ? ", " : "", shapeTerm(w, w)]), ")"] : null, "."),
+          why.length ? [" (", why.map((w, j) => [j ? ", " : "", shapeTerm(w, w)]), ")"] : null,
+          `: no symbol; this graph serves ${sizes || "no tensor input"} only, and another size fails its guards.`),
       }]);
     }
     const rows = [];
