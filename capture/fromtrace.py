@@ -145,7 +145,8 @@ def trace_files(path: str | Path) -> list[Path]:
     return files
 
 
-def _lines(path: Path) -> Iterator[str]:
+def _lines(path: Path) -> Iterator[str | None]:
+    """The file's lines, gunzipped where it is gzip'd; None last for a gzip file cut short."""
     with open(path, "rb") as f:
         gz = f.read(2) == b"\x1f\x8b"
     opener = gzip.open if gz else open
@@ -153,11 +154,10 @@ def _lines(path: Path) -> Iterator[str]:
         with opener(path, "rb") as f:   # type: ignore[operator]
             for raw in f:
                 yield raw.decode("utf-8", "replace")
-    except (EOFError, gzip.BadGzipFile, OSError) as e:
+    except (EOFError, gzip.BadGzipFile, OSError):
         if not gz:
             raise
-        # a gzip'd log cut short: what was decompressed is kept
-        yield f"\0cut: {e}"
+        yield None   # a gzip'd log cut short: what was decompressed is kept
 
 
 def read_log(path: str | Path) -> TraceLog:
@@ -169,7 +169,7 @@ def read_log(path: str | Path) -> TraceLog:
     seen_lines = 0
 
     def close() -> None:
-        if current is None or payload is None:
+        if current is None:
             return
         expected = current.header.get("has_payload")
         if expected is None and not payload:
@@ -183,7 +183,7 @@ def read_log(path: str | Path) -> TraceLog:
     try:
         for line in _lines(path):
             seen_lines += 1
-            if line.startswith("\0cut"):
+            if line is None:
                 log.truncated = True
                 break
             ended = line.endswith("\n")
@@ -220,8 +220,6 @@ def read_log(path: str | Path) -> TraceLog:
             if not ended:
                 log.truncated = True
         close()
-    except UnicodeDecodeError:  # pragma: no cover - decoded with "replace"
-        pass
     except OSError as e:
         raise TraceError(f"{path}: cannot read it ({e.strerror or e})") from None
     if not log.entries and seen_lines == 0:
