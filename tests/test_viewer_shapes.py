@@ -301,14 +301,18 @@ def test_the_pane_fits_the_window_in_the_guards_place(open_page, pages, recordin
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_axe_finds_nothing_in_the_shapes_pane(open_page, pages, recordings, scheme):
+@pytest.mark.parametrize("name", ["marked_broadcast", "nonzero", "automatic"])
+def test_axe_finds_nothing_in_the_shapes_pane(open_page, pages, recordings, name, scheme):
     from test_viewer_a11y import AXE
 
     if not AXE.exists():
         pytest.skip("axe-core is not installed: tests/test_viewer_a11y.py installs it (npm ci)")
-    shapes = recordings["marked_broadcast"].compiles[0].shapes
-    p = open_page(pages["marked_broadcast"], scheme)
-    p.go(0, shapes.guards[0].step)
+    shapes = recordings[name].compiles[0].shapes
+    # where the pane says most: a specialization and a new guard; an unbacked symbol made; every size static
+    step = {"marked_broadcast": lambda: shapes.guards[0].step, "nonzero": lambda: shapes.symbols[0].step,
+            "automatic": lambda: 0}[name]()
+    p = open_page(pages[name], scheme)
+    p.go(0, step)
     p.show_shapes()
     p.page.add_script_tag(path=str(AXE))
     found = p.page.evaluate("""async () => (await axe.run(document.querySelector('.dl-shapes'))).violations.map(v =>
