@@ -259,6 +259,12 @@ def test_symbols_in_the_stack_and_the_guards_lead_to_the_shapes_pane(open_page, 
     p.shapes.wait_for(state="visible", timeout=3_000)
     assert p.shapes.locator(".dl-lit").count() >= 1
     assert p.step() == len(c.steps) - 1
+    # a link that leads to a guard (here, as the guard tree's leaves do) shows the guards again
+    k = next(j for j, g in enumerate(c.guard_details) if g.step is not None)
+    p.root.evaluate("(r, [k, i]) => r.parentElement.dynamoLab.viewer.go(0, i, { jump: true, flash: { guard: k } })",
+                    [k, c.guard_details[k].step])
+    p.root.locator(".dl-guards li.dl-flash").wait_for(state="visible", timeout=3_000)
+    assert not p.shapes.is_visible()
 
 
 def test_an_older_recording_says_so_and_program_text_stays_text(open_page, pages):

@@ -5332,6 +5332,8 @@ export function shapesPane(root, guards) {
       toShapes.textContent = news ? "Shapes •" : "Shapes";
       toShapes.title = news ? `this step ${news}: show the shapes` : "show the shapes: symbols, ranges, symbolic guards";
     }
+    // A link that led to a guard (the guard tree, a search, a recompile's reason) shows the guards.
+    if (showing && view.flash && view.flash.guard != null) show(false);
     if (!showing) return;
     const { c, k, i, flash } = view;
     const s = shapesAt(c, i);
