@@ -234,6 +234,10 @@ def test_symbols_in_the_stack_and_the_guards_lead_to_the_shapes_pane(open_page, 
     assert not p.shapes.is_visible()
     assert switch.text_content() == "Shapes •" and f"made {sym.name}" in switch.get_attribute("title")
     stack_sym = p.root.locator(f".dl-stack .dl-sym[data-help-symbol='{sym.name}']").first
+    stack_sym.hover()
+    tip = p.root.locator(".dl-tooltip")
+    tip.wait_for(state="visible", timeout=3_000)
+    assert f"{sym.name} stands for {sym.sources[0]} (made at step {sym.step}); hint {sym.hint}" in tip.text_content()
     stack_sym.click()
     p.shapes.wait_for(state="visible", timeout=3_000)
     assert sym.name in p.shapes.locator(".dl-lit").first.text_content()

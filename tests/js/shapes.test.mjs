@@ -6,7 +6,7 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { source } from "./load.mjs";
 
-const { sizeSource, placeOf, replacementAt, becameText, shapesAt, symbolsOfText, symbolsIn, shapeLink, newAt } = await source("shapes.js");
+const { sizeSource, placeOf, replacementAt, becameText, shapesAt, symbolsOfText, symbolsIn, shapeLink, newAt, symbolSaid } = await source("shapes.js");
 
 const steps = (n) => Array.from({ length: n }, () => ({}));
 const broadcast = {
@@ -114,4 +114,14 @@ test("the guards' button says what a step did to the shapes", () => {
   assert.equal(newAt(broadcast, 2), null);
   assert.equal(newAt(pythonIf, 7), "added a symbolic guard");
   assert.equal(newAt({ steps: steps(2) }, 0), null);
+});
+
+test("a symbol's help says what the shape environment held of it", () => {
+  assert.equal(symbolSaid(broadcast, "s77"), "From the recording: s77 stands for L['x'].size()[0] (made at step 3); hint 4; " +
+    "range [4, 4] when the compile ended; replaced by 4 at step 3. The shapes pane (the button beside the guards' title) shows it at each step.");
+  const unbacked = { steps: steps(2), shapes: { symbols: [{ name: "u0", sources: [], hint: null, range: "[0, 4]", replacement: null,
+    replaced_at: null, step: 4, replaced_step: null, node: "nonzero" }], guards: [], dims: [] } };
+  assert.match(symbolSaid(unbacked, "u0"), /^From the recording: u0 is the size nonzero made \(made at step 4\); no hint \(unbacked\); range \[0, 4\]/);
+  assert.equal(symbolSaid(broadcast, "s9"), null);
+  assert.equal(symbolSaid({ steps: [] }, "s77"), null);
 });

@@ -14,6 +14,7 @@
 
 import { h, plural } from "./dom.js";
 import { instructionOf, lastStep } from "./recording.js";
+import { symbolSaid } from "./shapes.js";
 
 const HELP_ATTRS = ["data-help-op", "data-help-tracker", "data-help-guard", "data-help-symbol", "data-help-term"];
 const HELP_SELECTOR = HELP_ATTRS.map((a) => `[${a}]`).join(",");
@@ -53,8 +54,9 @@ export function helpOf(help, rec, k, attrs) {
     const m = /^(zuf|zf|ps|s|u)\d+$/.exec(symbol);
     const syms = help.symbols || {};
     const lines = [(m && syms[m[1]]) || syms.other || "A symbol of Dynamo's shape environment."];
-    const from = rec && k != null ? symbolOrigin(rec.compiles[k], symbol) : null;
-    if (from) lines.push(from);
+    const c = rec && k != null ? rec.compiles[k] : null;
+    // where the readings first show it, and what the shape environment held of it
+    for (const x of [symbolOrigin(c, symbol), symbolSaid(c, symbol)]) if (x) lines.push(x);
     return { title: `${symbol} (symbol)`, lines };
   }
   return null;

@@ -134,6 +134,17 @@ export function newAt(c, i) {
   return said.length ? said.join(", ") : null;
 }
 
+/** What compile c's shape environment held of symbol `name`, in a sentence, or null. */
+export function symbolSaid(c, name) {
+  const sym = c && c.shapes ? c.shapes.symbols.find((s) => s.name === name) : null;
+  if (!sym) return null;
+  const what = sym.sources.length ? `stands for ${sym.sources.join(" and ")}` : sym.node ? `is the size ${sym.node} made` : "was made";
+  const parts = [`From the recording: ${name} ${what}${sym.step != null ? ` (made at step ${sym.step})` : ""}`,
+    sym.hint != null ? `hint ${sym.hint}` : "no hint (unbacked)", `range ${sym.range} when the compile ended`];
+  if (sym.replacement != null) parts.push(`replaced by ${sym.replacement}${sym.replaced_step != null ? ` at step ${sym.replaced_step}` : ""}`);
+  return `${parts.join("; ")}. The shapes pane (the button beside the guards' title) shows it at each step.`;
+}
+
 /** The symbol names in a piece of text (`[s77, 3]` -> ["s77"]). */
 export function symbolsIn(text) {
   return [...new Set(String(text || "").match(/\b(?:zuf|zf|ps|s|u)\d+\b/g) || [])];
