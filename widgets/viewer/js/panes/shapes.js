@@ -37,7 +37,8 @@ function shapeDimRow(d) {
   }
   const how = d.how && !["specialized", "static"].includes(d.how) ? d.how : d.marks.join(", ");
   if (how) parts.push(" · ", shapeTerm(how, how, "dl-term dl-how"));
-  parts.push(h("span", { class: "dl-dim" }, ` · ${d.size} on this call`));
+  parts.push(" · ", d.state === "unbacked" ? h("span", { class: "dl-dim" }, `${d.size} on this call, no hint`) :
+    shapeTerm("hint", `${d.size} on this call`, "dl-term dl-dim"));
   const lines = [h("div", { class: "dl-shape-dim-head" }, parts)];
   if (d.made && d.shared.length) {
     lines.push(h("div", { class: "dl-shape-note" }, "one symbol with ", d.shared.map((s, j) => [j ? ", " : "", h("code", null, s)]),
