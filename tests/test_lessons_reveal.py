@@ -12,7 +12,9 @@ stores an output, it is stored folded (nbformat's `jupyter.outputs_hidden`, and 
 for the classic notebook), so that JupyterLab and the site show a fold to open instead of the
 answer; and it is folded, not emptied or ignored: its output is stored and nbval compares it.
 The check cell's own code (its explanation, hints and feedback) says the answer too, so its
-source is stored folded (`jupyter.source_hidden`); its verdict stays in view.
+source is stored folded (`jupyter.source_hidden`); its verdict stays in view. JupyterLab writes
+the first line of a folded output on the fold itself, so each evidence cell prints a label
+first ("Evidence for q1:").
 """
 
 from __future__ import annotations
@@ -211,3 +213,27 @@ def test_the_detector_catches_a_check_whose_code_shows(tmp_path):
     check["metadata"] = {"jupyter": {"source_hidden": True}}
     path.write_text(json.dumps({"cells": [check]}))
     assert unfolded_checks(path) == []
+
+
+def fold_label(cell: dict) -> str:
+    """What JupyterLab 4 writes on a folded output: the first non-empty line of the first
+    output's text (its `getOutputPlaceholderText`)."""
+    texts = output_texts(cell)
+    return next((line for line in texts[0][1].split("\n") if line != ""), "") if texts else ""
+
+
+@pytest.mark.parametrize("path", [lesson_param(p, pending=False) for p in LESSONS])
+def test_a_folded_evidence_shows_only_its_label_on_the_fold(path):
+    """The fold itself shows a line of the output: that line names the exercise, no more."""
+    shown = [f"[{j}] {fold_label(cell)[:70]!r}" for j, cell in cell_after_each_check(path)
+             if is_folded(cell) and not fold_label(cell).startswith("Evidence for q")]
+    assert shown == []
+
+
+def test_the_fold_label_is_the_first_line_jupyterlab_shows():
+    cell = {"outputs": [{"output_type": "stream", "name": "stdout",
+                         "text": ["\n", "Evidence for q2:\n", "graphs: 3\n"]},
+                        {"output_type": "stream", "name": "stdout", "text": "more\n"}]}
+    assert fold_label(cell) == "Evidence for q2:"
+    cell["outputs"][0]["text"] = "graphs: 3\n"
+    assert fold_label(cell) == "graphs: 3"

@@ -7,7 +7,8 @@ nbformat's own marks (``metadata.jupyter.outputs_hidden`` for JupyterLab,
 ``metadata.collapsed`` for the classic notebook): JupyterLab shows a fold to click instead of
 the output and unfolds it when the cell runs; the site shows it closed under a line saying
 what it holds. Folding hides, it does not drop: the output stays stored, and nbval still
-compares it.
+compares it. JupyterLab 4 writes the first line of a folded output on the fold, so an
+evidence cell prints a label first (``print("Evidence for q1:")``).
 
 The check cell's own code says the answer too: its explanation, its hint and the feedback for
 each wrong option are written there. So its source is stored folded as well
