@@ -200,10 +200,14 @@ def test_the_compile_menu_and_the_card_say_what_explain_says(browser, page_path,
         page.goto(page_path.resolve().as_uri())
         page.wait_for_selector(".dl-viewer[data-ready='1']", timeout=30_000)
         root = page.locator(".dl-viewer").first
-        # beside the compile menu: explain's statement of the frame, the cause with its guard
-        # and the user's line, then every fix, each as explain words it
+        # under the compile menu, a fold: closed, the cause of the recompile and how many fixes
         answer = root.locator(".dl-bar .dl-answer")
-        assert answer.is_visible()
+        assert answer.is_visible() and answer.get_attribute("open") is None
+        summary = answer.locator("summary").text_content()
+        assert cause["statement"] in summary and f"({len(said['advice'])} fixes)" in summary
+        # opened: explain's statement of the frame, the cause with its guard and the user's
+        # line, then every fix, each as explain words it
+        answer.locator("summary").click()
         assert said["frame"]["statement"] in answer.locator(".dl-answer-outcome").text_content()
         line = answer.locator(".dl-answer-cause").text_content()
         assert cause["statement"] in line and f"guard: {cause['kind']} {cause['source']}" in line
@@ -226,6 +230,7 @@ def test_the_compile_menu_and_the_card_say_what_explain_says(browser, page_path,
                      and x.outcome != "restarted")
         root.locator(".dl-compile").select_option(str(first))
         page.wait_for_function("r => !r.querySelector('.dl-bar .dl-answer-cause')", arg=root.element_handle(), timeout=5_000)
+        assert answer.get_attribute("open") is not None, "the fold stays open from compile to compile"
         first_said = compile_answer(recording, recording.compiles[first].compile_id)
         assert not first_said["causes"]
         assert answer.locator(".dl-answer-fix").all_text_contents() == [f"fix: {a}" for a in first_said["advice"]]

@@ -373,6 +373,7 @@ def test_compare_mode_in_jupyterlab_jumps_and_the_kernel_hears_it(browser, tmp_p
                 "s => s.options[s.selectedIndex].text")
             # the widget is shipped explain's words too: beside the menu, and in compare mode
             said = view.locator(".dl-bar .dl-answer")
+            said.locator("summary").click()
             assert "x size changed, recompiling once: [4, 3], then [8, 3]" in said.locator(".dl-answer-cause").text_content()
             assert said.locator(".dl-answer-fix").count() >= 1
             view.get_by_role("button", name="compare", exact=True).click()

@@ -1515,14 +1515,22 @@ export function compileOption(rec, titles, k) {
   return compileTitle(titles, rec.compiles[k], k) + (relation ? ` · ${relation}` : "");
 }
 
-/** Explain's answer for compile k, put into `el` (text only: program text is data); `el`
- * is hidden when explain says nothing of it. */
+/** Explain's answer for compile k, put into the fold `el` (text only: program text is
+ * data): its summary says the line that matters most (the cause of a recompile, else the
+ * outcome) and how many fixes; opened, every line. Hidden when explain says nothing of it;
+ * open or closed as the learner left it. */
 export function fillAnswer(el, rec, k) {
   const lines = answerLines(rec, k);
   el.hidden = !lines.length;
-  el.replaceChildren(...lines.map((x, j) => h("div", { class: `dl-answer-line dl-answer-${x.kind}` },
-    j ? null : h("b", { class: "dl-answer-title" }, "dynamo-lab explain: "),
-    x.text, x.user ? [" · your line: ", code(x.user)] : null)));
+  const first = lines.find((x) => x.kind === "cause") || lines[0];
+  const fixes = lines.filter((x) => x.kind === "fix").length;
+  const line = (x) => h("div", { class: `dl-answer-line dl-answer-${x.kind}` },
+    x.text, x.user ? [" · your line: ", code(x.user)] : null);
+  el.replaceChildren(...(first ? [
+    h("summary", { class: "dl-answer-summary", title: `what dynamo-lab explain says about this compile: ${first.text} (open for every line)` },
+      h("b", { class: "dl-answer-title" }, "explain"), fixes ? ` (${fixes} fix${fixes > 1 ? "es" : ""})` : "", ": ",
+      h("span", { class: "dl-answer-first" }, first.text)),
+    h("div", { class: "dl-answer-lines" }, lines.map(line))] : []));
   return el;
 }
 
@@ -1533,9 +1541,7 @@ export function compileMenu(rec, titles, mode) {
     rec.compiles.map((c, k) => h("option", {
       value: k, title: answerLines(rec, k).map(answerLineText).join("\n") || null,
     }, compileOption(rec, titles, k))));
-  const answer = h("div", {   // explain's words on the compile shown
-    class: "dl-answer", hidden: true, role: "note", "aria-label": "what dynamo-lab explain says about this compile",
-  });
+  const answer = h("details", { class: "dl-answer", hidden: true });   // explain's words on the compile shown
   const compare = h("button", {
     class: "dl-button dl-compare-toggle", type: "button", "data-cmp-action": "compare", "aria-pressed": "false",
     title: "compare mode: this compile beside another compile of its frame, what differs and why it recompiled (C)",
@@ -1793,7 +1799,9 @@ export const KEY_HELP = [
   ["J", "go to a step: type its number, then Enter"], ["Backspace", "return to where the last jump came from"],
   ["/", "search guards, graph nodes and locals by name; ↓ ↑ choose, Enter goes to the step"],
   ["C · D", "compare mode: this compile beside another of its frame · go to their first divergence"],
-  ["P", "predict mode"], ["Enter · S · 1–9", "in predict mode: reveal · skip · choose an answer"],
+  ["P", "predict mode"], ["Enter · S", "in predict mode: reveal · skip"],
+  ["0–9 · , .", "in predict mode: what it pushes (0 nothing; , . go through every kind)"],
+  ["N G B I R", "in predict mode: it adds a node · installs a guard · breaks the graph · inlines a call · returns"],
   ["+ − 0", "zoom the graph in / out / back"], ["Shift+arrows", "pan the graph"],
   ["Tab · ↓ ↑ · Enter", "Tab: the next pane (one stop each) · ↓ ↑: its rows, guards or graph nodes · Enter: follow one to its step"], ["?", "show or hide this list"],
 ];
@@ -1829,12 +1837,15 @@ export function keyPress(e, asking) {
   return action;
 }
 
-/** The action of a key, or null; in predict mode Enter reveals, S skips, 1-9 choose. */
+/** The action of a key, or null. While predict mode asks, Enter reveals, S skips, , and .
+ * move the choice of what is pushed, and a letter or digit is {choose: key} (the choice
+ * that key stands for, if the question has one; else `or`, what the key does otherwise). */
 export function keyAction(e, asking) {
   if (asking) {
     if (e.key === "Enter") return "reveal";
     if (e.key === "s" || e.key === "S") return "skip";
-    if (/^[1-9]$/.test(e.key)) return { chip: Number(e.key) };
+    if (e.key === "," || e.key === ".") return { cycle: e.key === "." ? 1 : -1 };
+    if (/^[0-9a-z]$/i.test(e.key)) return { choose: e.key.toLowerCase(), or: KEYS[e.key.toLowerCase()] || null };
   }
   if (e.shiftKey && PAN_KEYS[e.key]) return PAN_KEYS[e.key];
   return KEYS[e.key.length === 1 ? e.key.toLowerCase() : e.key] || null;
@@ -2501,6 +2512,16 @@ function pushedKinds(c) {   // kinds the compile pushes, most frequent first, an
   });
 }
 
+/** The key of each effect: the same in every question (the viewer's own letters for a node,
+ * a guard and a break). */
+export const EFFECT_KEYS = { node: "n", guard: "g", break: "b", inline: "i", return: "r" };
+
+/** The key of each choice of what is pushed, in the order shown: 0 for nothing, then 1-9
+ * for the first nine kinds; the rest have none (, and . move the choice through all). */
+export function pushKeys(kinds) {
+  return [null, ...kinds].map((_, j) => (j <= 9 ? String(j) : null));
+}
+
 export const COMMON_KINDS = 3;   // the compile's most pushed kinds, offered at every question
 
 // Instructions that only keep CPython's books: when one does nothing visible, predict mode
@@ -2596,9 +2617,22 @@ export class PredictMode {
   /** A choice: what the instruction pushes (one), or an effect (ticked or not). */
   choose({ answer, kind, effect }) {
     if (!this.asking) return;
-    if (answer === "pushes") this.answer.pushes = kind ?? null;
+    if (answer === "pushes") {
+      this.answer.pushes = kind ?? null;
+      this.hint = null;
+    }
     else if (this.answer.does.has(effect)) this.answer.does.delete(effect);
     else this.answer.does.add(effect);
+  }
+
+  /** Move the choice of what is pushed to the next (dir 1) or previous (-1) of nothing and
+   * the kinds offered, as , and . do: every kind is reached by key, however many. */
+  cycle(dir) {
+    if (!this.asking) return;
+    const all = [null, ...this.asking.kinds];
+    const at = this.answer.pushes === undefined ? (dir > 0 ? -1 : all.length) : all.indexOf(this.answer.pushes);
+    this.answer.pushes = all[(at + dir + all.length) % all.length];
+    this.hint = null;
   }
 
   /** The answer to the question asked, as the `predictions` trait keeps it (null: none). */
@@ -2606,7 +2640,7 @@ export class PredictMode {
     const q = this.asking;
     if (!q) return null;
     if (this.answer.pushes === undefined) {   // a bare Enter is not an answer
-      this.hint = "First choose what it pushes (“nothing” is a choice too), then reveal; skip (S) steps without answering.";
+      this.hint = "First choose what it pushes (0 for “nothing”, 1–9, or , and . through all), then reveal (Enter); skip (S) steps without answering.";
       return null;
     }
     const record = prediction(c, q, this.answer);
@@ -2624,8 +2658,9 @@ export class PredictMode {
     const out = [h("div", { class: "dl-predict-head" }, h("b", null, "Predict"),
       h("span", { class: "dl-score dl-dim" }, ` · ${right} of ${predictions.length} right`),
       q ? null : h("span", { class: "dl-dim" }, " · press forward (→) to be asked about the next instruction"))];
+    // What a bare reveal lacks is said first, where the box begins (it scrolls).
+    if (q && this.hint) out.push(h("div", { class: "dl-verdict dl-wrong dl-hint", role: "status" }, this.hint));
     if (q) out.push(...asked(q, this.answer));
-    if (q && this.hint) out.push(h("div", { class: "dl-verdict dl-wrong" }, this.hint));
     const v = this.verdict;
     if (v && v.skipped && !q) {
       out.push(h("div", { class: "dl-verdict dl-dim" }, code(v.q.instruction),
@@ -2638,6 +2673,7 @@ export class PredictMode {
         v.correct ? "" : wrongParts(v.q.truth, v.answer)));
     }
     el.replaceChildren(...out);
+    if (q && this.hint) el.scrollTop = 0;
   }
 }
 
@@ -2655,22 +2691,27 @@ function wrongParts(truth, answer) {
   return out;
 }
 
-/** The question and its choices, numbered for the keys 1-9 in the order shown. */
+/** The question and its choices, each with its key: 0-9 for what it pushes (in the order
+ * shown), a letter for each effect (EFFECT_KEYS, the same in every question). */
 function asked(q, answer) {
-  let n = 0;
-  const chip = (label, pressed, data) => {
-    n += 1;
-    return h("button", { class: "dl-chip", type: "button", "aria-pressed": String(pressed), title: `key ${n}`, ...data },
-      h("span", { class: "dl-key" }, String(n)), label);
-  };
-  const pushes = [null, ...q.kinds].map((kind) => chip(kind ?? "nothing", answer.pushes === kind,
+  const chip = (key, label, pressed, data) => h("button", {
+    class: "dl-chip", type: "button", "aria-pressed": String(pressed), "data-key": key,
+    title: key ? `key ${key.toUpperCase()}` : "key , or . moves the choice here", ...data,
+  }, key ? h("span", { class: "dl-key", "aria-hidden": "true" }, key.toUpperCase()) : null, label);
+  const keys = pushKeys(q.kinds);
+  const pushes = [null, ...q.kinds].map((kind, j) => chip(keys[j], kind ?? "nothing", answer.pushes === kind,
     { "data-answer": "pushes", "data-kind": kind }));
-  const does = EFFECTS.map(([id, label]) => chip(label, answer.does.has(id), { "data-answer": "does", "data-effect": id }));
+  const does = EFFECTS.map(([id, label]) => chip(EFFECT_KEYS[id], label, answer.does.has(id), { "data-answer": "does", "data-effect": id }));
+  const more = q.kinds.length > 9 ? h("span", { class: "dl-dim" }, " , . go through all") : null;
   return [
     h("div", { class: "dl-question" }, "Next: ", code(q.instruction),
       q.lineno != null ? ` on line ${q.lineno}` : "", " in ", code(q.code_name), ". What will it do?"),
-    h("div", { class: "dl-choices" }, h("span", { class: "dl-dim" }, "It pushes: "), pushes),
-    h("div", { class: "dl-choices" }, h("span", { class: "dl-dim" }, "It also (tick all that apply): "), does),
+    // The effects first: five, the same in every question, always in view; then the kinds,
+    // as many as the opname pushes anywhere in the compile (two dozen in a model's CALL).
+    h("div", { class: "dl-choices", role: "group", "aria-label": "it (tick all that apply)" },
+      h("span", { class: "dl-dim" }, "It (tick all that apply): "), does),
+    h("div", { class: "dl-choices", role: "group", "aria-label": "it pushes (choose one)" },
+      h("span", { class: "dl-dim" }, "It pushes: "), pushes, more),
     h("div", { class: "dl-choices" },
       h("button", { class: "dl-button dl-reveal", type: "button", title: "check your answer and take the step (Enter)", "data-action": "reveal" }, "reveal"),
       h("button", { class: "dl-button dl-skip", type: "button", title: "take the step without answering (S)", "data-action": "skip" }, "skip")),
@@ -5749,8 +5790,13 @@ export class Viewer {
 
   key(e) {
     const action = keyPress(e, this.predict.asking);
-    if (action && action.chip) this.predict.el.querySelectorAll(".dl-chip")[action.chip - 1]?.click();
-    else if (action) this.act(action);
+    if (action && action.choose) {   // predict mode's key for a choice, else the key's own action
+      const chip = this.predict.el.querySelector(`.dl-chip[data-key="${action.choose}"]`);
+      if (chip) chip.click(); else if (action.or) this.act(action.or);
+    } else if (action && action.cycle) {
+      this.predict.cycle(action.cycle);
+      this.paintPredict();
+    } else if (action) this.act(action);
   }
 
   // -- what a click means ----------------------------------------------------------------------

@@ -17,14 +17,22 @@ export function compileOption(rec, titles, k) {
   return compileTitle(titles, rec.compiles[k], k) + (relation ? ` · ${relation}` : "");
 }
 
-/** Explain's answer for compile k, put into `el` (text only: program text is data); `el`
- * is hidden when explain says nothing of it. */
+/** Explain's answer for compile k, put into the fold `el` (text only: program text is
+ * data): its summary says the line that matters most (the cause of a recompile, else the
+ * outcome) and how many fixes; opened, every line. Hidden when explain says nothing of it;
+ * open or closed as the learner left it. */
 export function fillAnswer(el, rec, k) {
   const lines = answerLines(rec, k);
   el.hidden = !lines.length;
-  el.replaceChildren(...lines.map((x, j) => h("div", { class: `dl-answer-line dl-answer-${x.kind}` },
-    j ? null : h("b", { class: "dl-answer-title" }, "dynamo-lab explain: "),
-    x.text, x.user ? [" · your line: ", code(x.user)] : null)));
+  const first = lines.find((x) => x.kind === "cause") || lines[0];
+  const fixes = lines.filter((x) => x.kind === "fix").length;
+  const line = (x) => h("div", { class: `dl-answer-line dl-answer-${x.kind}` },
+    x.text, x.user ? [" · your line: ", code(x.user)] : null);
+  el.replaceChildren(...(first ? [
+    h("summary", { class: "dl-answer-summary", title: `what dynamo-lab explain says about this compile: ${first.text} (open for every line)` },
+      h("b", { class: "dl-answer-title" }, "explain"), fixes ? ` (${fixes} fix${fixes > 1 ? "es" : ""})` : "", ": ",
+      h("span", { class: "dl-answer-first" }, first.text)),
+    h("div", { class: "dl-answer-lines" }, lines.map(line))] : []));
   return el;
 }
 
@@ -35,9 +43,7 @@ export function compileMenu(rec, titles, mode) {
     rec.compiles.map((c, k) => h("option", {
       value: k, title: answerLines(rec, k).map(answerLineText).join("\n") || null,
     }, compileOption(rec, titles, k))));
-  const answer = h("div", {   // explain's words on the compile shown
-    class: "dl-answer", hidden: true, role: "note", "aria-label": "what dynamo-lab explain says about this compile",
-  });
+  const answer = h("details", { class: "dl-answer", hidden: true });   // explain's words on the compile shown
   const compare = h("button", {
     class: "dl-button dl-compare-toggle", type: "button", "data-cmp-action": "compare", "aria-pressed": "false",
     title: "compare mode: this compile beside another compile of its frame, what differs and why it recompiled (C)",
