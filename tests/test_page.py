@@ -263,7 +263,7 @@ def test_predict_mode_asks_before_stepping_and_keeps_the_answer(opened, exported
     before = o.step()
     o.click("forward")                    # asks instead of stepping
     assert o.step() == before
-    chips = box.locator(".dl-chip")
+    chips = box.locator(".dl-chip[data-answer=pushes]")   # what it pushes: the answer reveal needs
     assert chips.count() > 0, box.text_content()
     chips.first.click()
     o.click("forward")                    # reveals: the step is taken, the answer kept
@@ -287,7 +287,7 @@ def test_predict_mode_marks_the_instruction_it_asks_about(opened, exported):
     assert asked.get_attribute("data-offset") == str(question["offset"])
     current = o.root().locator(".dl-bytecode .dl-row.dl-current")
     assert current.get_attribute("data-offset") != asked.get_attribute("data-offset")
-    o.root().locator(".dl-predict .dl-chip").first.click()
+    o.root().locator(".dl-predict .dl-chip[data-answer=pushes]").first.click()
     o.click("forward")                    # revealed and stepped: the asked row is now current
     assert asked.count() == 0
     assert current.get_attribute("data-offset") == str(question["offset"])

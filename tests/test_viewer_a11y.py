@@ -229,3 +229,82 @@ def test_tab_visits_each_pane_once_and_the_arrows_move_inside_it(opened, size):
     node = page.evaluate("() => document.activeElement.getAttribute('data-node')")
     assert node is not None
     assert page.dl_errors == []
+
+
+FIND_QUESTION_JS = """([fewer, more]) => {
+  const v = """ + VIEWER_JS + """;
+  const k = v.compile, c = v.rec.compiles[k];
+  for (let i = 0; i < c.steps.length - 1; i++) {
+    const asked = v.predict.ask(c, i, []) && v.predict.asking;
+    v.predict.asking = null;
+    if (asked && asked.kinds.length >= fewer && asked.kinds.length <= more) return i;
+  }
+  return null;
+}"""
+
+
+def ask_at(page, i: int) -> dict:
+    page.evaluate(f"i => {VIEWER_JS}.go({VIEWER_JS}.compile, i)", i)
+    settle(page)
+    page.keyboard.press("ArrowRight")
+    settle(page)
+    return page.evaluate(f"() => {VIEWER_JS}.predict.asking")
+
+
+def inside(inner: dict, outer: dict) -> bool:
+    return (outer["y"] - 1 <= inner["y"] and inner["y"] + inner["height"] <= outer["y"] + outer["height"] + 1
+            and outer["x"] - 1 <= inner["x"] and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + 1)
+
+
+def test_predict_mode_keys_mean_one_thing_each_and_its_feedback_is_in_view(opened):
+    page, root = opened("light", (1000, 800))
+    root.focus()
+    page.keyboard.press("p")
+    box = root.locator(".dl-predict")
+    effect_keys = "b => Object.fromEntries([...b.querySelectorAll('[data-effect]')].map(c => [c.dataset.effect, c.dataset.key]))"
+    seen = []
+    for fewer, more in ((1, 4), (10, 99)):
+        i = page.evaluate(FIND_QUESTION_JS, [fewer, more])
+        if i is None:
+            continue
+        q = ask_at(page, i)
+        assert q and fewer <= len(q["kinds"]) <= more
+        seen.append((len(q["kinds"]), box.evaluate(effect_keys)))
+        # a bare Enter: what is missing is said where the box shows it
+        page.keyboard.press("Enter")
+        hint = box.locator(".dl-hint")
+        assert hint.count() == 1 and "First choose" in hint.text_content()
+        assert inside(hint.bounding_box(), box.bounding_box()), "the hint is in the box's visible part"
+        assert inside(hint.bounding_box(), {"x": 0, "y": 0, "width": 1000, "height": 800}), "and in the window"
+        # 0 is nothing; each effect's letter ticks it and ticks it off
+        page.keyboard.press("0")
+        assert box.locator(".dl-chip[aria-pressed=true][data-answer=pushes]").text_content().endswith("nothing")
+        assert box.locator(".dl-hint").count() == 0, "the hint goes once a choice is made"
+        for effect, key in seen[-1][1].items():
+            chip = box.locator(f".dl-chip[data-effect='{effect}']")
+            page.keyboard.press(key)
+            assert chip.get_attribute("aria-pressed") == "true", (effect, key)
+            page.keyboard.press(key)
+            assert chip.get_attribute("aria-pressed") == "false", (effect, key)
+        # from nothing, . goes through every kind: the last one, past key 9, is reached
+        for _ in range(len(q["kinds"])):
+            page.keyboard.press(".")
+        last = box.locator(".dl-chip[aria-pressed=true][data-answer=pushes]")
+        assert last.get_attribute("data-kind") == q["kinds"][-1]
+        # the right answer, by keys alone, is graded right and the step taken
+        truth = q["truth"]
+        if truth["pushes"] is None:
+            page.keyboard.press("0")
+        else:
+            for _ in range(len(q["kinds"]) + 1):
+                if box.locator(".dl-chip[aria-pressed=true][data-answer=pushes]").get_attribute("data-kind") == truth["pushes"]:
+                    break
+                page.keyboard.press(".")
+        for effect in truth["does"]:
+            page.keyboard.press(seen[-1][1][effect])
+        page.keyboard.press("Enter")
+        settle(page)
+        assert box.locator(".dl-verdict.dl-right").count() == 1, box.text_content()
+    assert len(seen) == 2 and seen[0][0] != seen[1][0], "two questions offering different numbers of kinds"
+    assert seen[0][1] == seen[1][1] and len(seen[0][1]) == 5, "the same key for each effect in both"
+    assert page.dl_errors == []

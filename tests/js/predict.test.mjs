@@ -84,3 +84,38 @@ test("every instruction of one opname is offered the same kinds: being offered s
   }
 });
 
+
+test("each effect has one key in every question, no pushed choice shares it, and , . reach every kind", () => {
+  const { EFFECT_KEYS, pushKeys, PredictMode, keyAction } = viewer;
+  const letters = EFFECTS.map(([id]) => EFFECT_KEYS[id]);
+  assert.equal(new Set(letters).size, EFFECTS.length, "an effect's key is its own");
+  assert.ok(letters.every((k) => /^[a-z]$/.test(k) && k !== "s"), "a letter, and not skip's");
+  // What the letters and digits do while a question is asked: the choice, else the key's own action.
+  const asking = { kinds: [] };
+  assert.deepEqual(keyAction({ key: "N", shiftKey: true }, asking), { choose: "n", or: "node" });
+  assert.deepEqual(keyAction({ key: "0", shiftKey: false }, asking), { choose: "0", or: "zoom-reset" });
+  assert.deepEqual(keyAction({ key: ".", shiftKey: false }, asking), { cycle: 1 });
+  assert.equal(keyAction({ key: "Enter", shiftKey: false }, asking), "reveal");
+  assert.equal(keyAction({ key: "n", shiftKey: false }, null), "node", "not asking: the viewer's own key");
+  for (const c of rec.compiles) {
+    for (let i = 0; i < c.steps.length - 1; i++) {
+      const q = question(c, i);
+      const keys = pushKeys(q.kinds);
+      assert.equal(keys.length, q.kinds.length + 1);
+      assert.equal(keys[0], "0", "0 is always nothing");
+      assert.deepEqual(keys.slice(1, 10), q.kinds.slice(0, 9).map((_, j) => String(j + 1)));
+      assert.ok(keys.every((k) => k == null || !letters.includes(k)));
+      // From nothing chosen, . goes through nothing and every kind offered, then comes back.
+      const mode = Object.create(PredictMode.prototype);   // its state alone: no box (no DOM here)
+      mode.asking = q;
+      mode.answer = { pushes: undefined, does: new Set() };
+      const seen = [];
+      for (let n = 0; n <= q.kinds.length; n++) { mode.cycle(1); seen.push(mode.answer.pushes); }
+      assert.deepEqual(seen, [null, ...q.kinds]);
+      mode.cycle(1);
+      assert.equal(mode.answer.pushes, null, "round again");
+      mode.cycle(-1);
+      assert.equal(mode.answer.pushes, q.kinds.length ? q.kinds.at(-1) : null);
+    }
+  }
+});

@@ -28,7 +28,9 @@ export const KEY_HELP = [
   ["J", "go to a step: type its number, then Enter"], ["Backspace", "return to where the last jump came from"],
   ["/", "search guards, graph nodes and locals by name; ↓ ↑ choose, Enter goes to the step"],
   ["C · D", "compare mode: this compile beside another of its frame · go to their first divergence"],
-  ["P", "predict mode"], ["Enter · S · 1–9", "in predict mode: reveal · skip · choose an answer"],
+  ["P", "predict mode"], ["Enter · S", "in predict mode: reveal · skip"],
+  ["0–9 · , .", "in predict mode: what it pushes (0 nothing; , . go through every kind)"],
+  ["N G B I R", "in predict mode: it adds a node · installs a guard · breaks the graph · inlines a call · returns"],
   ["+ − 0", "zoom the graph in / out / back"], ["Shift+arrows", "pan the graph"],
   ["Tab · ↓ ↑ · Enter", "Tab: the next pane (one stop each) · ↓ ↑: its rows, guards or graph nodes · Enter: follow one to its step"], ["?", "show or hide this list"],
 ];
@@ -64,12 +66,15 @@ export function keyPress(e, asking) {
   return action;
 }
 
-/** The action of a key, or null; in predict mode Enter reveals, S skips, 1-9 choose. */
+/** The action of a key, or null. While predict mode asks, Enter reveals, S skips, , and .
+ * move the choice of what is pushed, and a letter or digit is {choose: key} (the choice
+ * that key stands for, if the question has one; else `or`, what the key does otherwise). */
 export function keyAction(e, asking) {
   if (asking) {
     if (e.key === "Enter") return "reveal";
     if (e.key === "s" || e.key === "S") return "skip";
-    if (/^[1-9]$/.test(e.key)) return { chip: Number(e.key) };
+    if (e.key === "," || e.key === ".") return { cycle: e.key === "." ? 1 : -1 };
+    if (/^[0-9a-z]$/i.test(e.key)) return { choose: e.key.toLowerCase(), or: KEYS[e.key.toLowerCase()] || null };
   }
   if (e.shiftKey && PAN_KEYS[e.key]) return PAN_KEYS[e.key];
   return KEYS[e.key.length === 1 ? e.key.toLowerCase() : e.key] || null;

@@ -34,6 +34,16 @@ function pushedKinds(c) {   // kinds the compile pushes, most frequent first, an
   });
 }
 
+/** The key of each effect: the same in every question (the viewer's own letters for a node,
+ * a guard and a break). */
+export const EFFECT_KEYS = { node: "n", guard: "g", break: "b", inline: "i", return: "r" };
+
+/** The key of each choice of what is pushed, in the order shown: 0 for nothing, then 1-9
+ * for the first nine kinds; the rest have none (, and . move the choice through all). */
+export function pushKeys(kinds) {
+  return [null, ...kinds].map((_, j) => (j <= 9 ? String(j) : null));
+}
+
 export const COMMON_KINDS = 3;   // the compile's most pushed kinds, offered at every question
 
 // Instructions that only keep CPython's books: when one does nothing visible, predict mode
@@ -129,9 +139,22 @@ export class PredictMode {
   /** A choice: what the instruction pushes (one), or an effect (ticked or not). */
   choose({ answer, kind, effect }) {
     if (!this.asking) return;
-    if (answer === "pushes") this.answer.pushes = kind ?? null;
+    if (answer === "pushes") {
+      this.answer.pushes = kind ?? null;
+      this.hint = null;
+    }
     else if (this.answer.does.has(effect)) this.answer.does.delete(effect);
     else this.answer.does.add(effect);
+  }
+
+  /** Move the choice of what is pushed to the next (dir 1) or previous (-1) of nothing and
+   * the kinds offered, as , and . do: every kind is reached by key, however many. */
+  cycle(dir) {
+    if (!this.asking) return;
+    const all = [null, ...this.asking.kinds];
+    const at = this.answer.pushes === undefined ? (dir > 0 ? -1 : all.length) : all.indexOf(this.answer.pushes);
+    this.answer.pushes = all[(at + dir + all.length) % all.length];
+    this.hint = null;
   }
 
   /** The answer to the question asked, as the `predictions` trait keeps it (null: none). */
@@ -139,7 +162,7 @@ export class PredictMode {
     const q = this.asking;
     if (!q) return null;
     if (this.answer.pushes === undefined) {   // a bare Enter is not an answer
-      this.hint = "First choose what it pushes (“nothing” is a choice too), then reveal; skip (S) steps without answering.";
+      this.hint = "First choose what it pushes (0 for “nothing”, 1–9, or , and . through all), then reveal (Enter); skip (S) steps without answering.";
       return null;
     }
     const record = prediction(c, q, this.answer);
@@ -157,8 +180,9 @@ export class PredictMode {
     const out = [h("div", { class: "dl-predict-head" }, h("b", null, "Predict"),
       h("span", { class: "dl-score dl-dim" }, ` · ${right} of ${predictions.length} right`),
       q ? null : h("span", { class: "dl-dim" }, " · press forward (→) to be asked about the next instruction"))];
+    // What a bare reveal lacks is said first, where the box begins (it scrolls).
+    if (q && this.hint) out.push(h("div", { class: "dl-verdict dl-wrong dl-hint", role: "status" }, this.hint));
     if (q) out.push(...asked(q, this.answer));
-    if (q && this.hint) out.push(h("div", { class: "dl-verdict dl-wrong" }, this.hint));
     const v = this.verdict;
     if (v && v.skipped && !q) {
       out.push(h("div", { class: "dl-verdict dl-dim" }, code(v.q.instruction),
@@ -171,6 +195,7 @@ export class PredictMode {
         v.correct ? "" : wrongParts(v.q.truth, v.answer)));
     }
     el.replaceChildren(...out);
+    if (q && this.hint) el.scrollTop = 0;
   }
 }
 
@@ -188,22 +213,27 @@ function wrongParts(truth, answer) {
   return out;
 }
 
-/** The question and its choices, numbered for the keys 1-9 in the order shown. */
+/** The question and its choices, each with its key: 0-9 for what it pushes (in the order
+ * shown), a letter for each effect (EFFECT_KEYS, the same in every question). */
 function asked(q, answer) {
-  let n = 0;
-  const chip = (label, pressed, data) => {
-    n += 1;
-    return h("button", { class: "dl-chip", type: "button", "aria-pressed": String(pressed), title: `key ${n}`, ...data },
-      h("span", { class: "dl-key" }, String(n)), label);
-  };
-  const pushes = [null, ...q.kinds].map((kind) => chip(kind ?? "nothing", answer.pushes === kind,
+  const chip = (key, label, pressed, data) => h("button", {
+    class: "dl-chip", type: "button", "aria-pressed": String(pressed), "data-key": key,
+    title: key ? `key ${key.toUpperCase()}` : "key , or . moves the choice here", ...data,
+  }, key ? h("span", { class: "dl-key", "aria-hidden": "true" }, key.toUpperCase()) : null, label);
+  const keys = pushKeys(q.kinds);
+  const pushes = [null, ...q.kinds].map((kind, j) => chip(keys[j], kind ?? "nothing", answer.pushes === kind,
     { "data-answer": "pushes", "data-kind": kind }));
-  const does = EFFECTS.map(([id, label]) => chip(label, answer.does.has(id), { "data-answer": "does", "data-effect": id }));
+  const does = EFFECTS.map(([id, label]) => chip(EFFECT_KEYS[id], label, answer.does.has(id), { "data-answer": "does", "data-effect": id }));
+  const more = q.kinds.length > 9 ? h("span", { class: "dl-dim" }, " , . go through all") : null;
   return [
     h("div", { class: "dl-question" }, "Next: ", code(q.instruction),
       q.lineno != null ? ` on line ${q.lineno}` : "", " in ", code(q.code_name), ". What will it do?"),
-    h("div", { class: "dl-choices" }, h("span", { class: "dl-dim" }, "It pushes: "), pushes),
-    h("div", { class: "dl-choices" }, h("span", { class: "dl-dim" }, "It also (tick all that apply): "), does),
+    // The effects first: five, the same in every question, always in view; then the kinds,
+    // as many as the opname pushes anywhere in the compile (two dozen in a model's CALL).
+    h("div", { class: "dl-choices", role: "group", "aria-label": "it (tick all that apply)" },
+      h("span", { class: "dl-dim" }, "It (tick all that apply): "), does),
+    h("div", { class: "dl-choices", role: "group", "aria-label": "it pushes (choose one)" },
+      h("span", { class: "dl-dim" }, "It pushes: "), pushes, more),
     h("div", { class: "dl-choices" },
       h("button", { class: "dl-button dl-reveal", type: "button", title: "check your answer and take the step (Enter)", "data-action": "reveal" }, "reveal"),
       h("button", { class: "dl-button dl-skip", type: "button", title: "take the step without answering (S)", "data-action": "skip" }, "skip")),

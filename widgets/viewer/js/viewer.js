@@ -210,8 +210,13 @@ export class Viewer {
 
   key(e) {
     const action = keyPress(e, this.predict.asking);
-    if (action && action.chip) this.predict.el.querySelectorAll(".dl-chip")[action.chip - 1]?.click();
-    else if (action) this.act(action);
+    if (action && action.choose) {   // predict mode's key for a choice, else the key's own action
+      const chip = this.predict.el.querySelector(`.dl-chip[data-key="${action.choose}"]`);
+      if (chip) chip.click(); else if (action.or) this.act(action.or);
+    } else if (action && action.cycle) {
+      this.predict.cycle(action.cycle);
+      this.paintPredict();
+    } else if (action) this.act(action);
   }
 
   // -- what a click means ----------------------------------------------------------------------
