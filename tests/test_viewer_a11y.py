@@ -308,3 +308,25 @@ def test_predict_mode_keys_mean_one_thing_each_and_its_feedback_is_in_view(opene
     assert len(seen) == 2 and seen[0][0] != seen[1][0], "two questions offering different numbers of kinds"
     assert seen[0][1] == seen[1][1] and len(seen[0][1]) == 5, "the same key for each effect in both"
     assert page.dl_errors == []
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_at_a_graph_break_the_viewer_fits_a_1000_by_800_window(opened, scheme):
+    page, root = opened(scheme, (1000, 800))
+    root.focus()
+    page.keyboard.press("b")
+    settle(page)
+    card = root.locator(".dl-caption-bar.dl-carded .dl-card")
+    assert card.count() == 1, "the break card shows"
+    viewer = root.bounding_box()
+    assert viewer["y"] + viewer["height"] <= 800 + 1, f"the viewer runs past the window: {viewer}"
+    assert card.evaluate("c => c.scrollHeight <= c.clientHeight + 1"), "the card reads without scrolling"
+    box = card.bounding_box()
+    assert inside(box, viewer)
+    # every pane still shows rows: the current instruction, the graph's nodes
+    for name in ("dl-source", "dl-bytecode", "dl-stack", "dl-graph", "dl-guards"):
+        body = root.locator(f".dl-{name[3:]} > .dl-pane-body").first
+        assert body.bounding_box()["height"] >= 60, (name, body.bounding_box())
+    current = root.locator(".dl-bytecode .dl-row.dl-current").bounding_box()
+    assert inside(current, root.locator(".dl-bytecode > .dl-pane-body").bounding_box())
+    assert page.dl_errors == []
