@@ -1,4 +1,4 @@
-"""The viewer by keyboard and screen reader, in a real browser: axe-core finds nothing to
+"""The viewer by keyboard and screen reader, and at a model's size, in a real browser: axe-core finds nothing to
 report in the exported page (light and dark, at a step with a graph, with every fold, the
 keys list and predict mode open), and Tab visits each pane once, the arrows moving
 inside it.
@@ -329,4 +329,42 @@ def test_at_a_graph_break_the_viewer_fits_a_1000_by_800_window(opened, scheme):
         assert body.bounding_box()["height"] >= 60, (name, body.bounding_box())
     current = root.locator(".dl-bytecode .dl-row.dl-current").bounding_box()
     assert inside(current, root.locator(".dl-bytecode > .dl-pane-body").bounding_box())
+    assert page.dl_errors == []
+
+
+# -- the graph at a model's size ----------------------------------------------------------------
+
+DRAWN_JS = """r => {
+  const body = r.querySelector('.dl-graph .dl-drawing').getBoundingClientRect();
+  const boxes = [...r.querySelectorAll('.dl-graph .dl-nodes g.node[data-node]')]
+    .filter(g => g.style.display !== 'none').map(g => g.getBoundingClientRect());
+  const u = boxes.reduce((a, b) => ({ x0: Math.min(a.x0, b.left), y0: Math.min(a.y0, b.top),
+    x1: Math.max(a.x1, b.right), y1: Math.max(a.y1, b.bottom) }), { x0: 1e9, y0: 1e9, x1: -1e9, y1: -1e9 });
+  return { n: boxes.length, pane: [body.left, body.top, body.right, body.bottom], drawn: [u.x0, u.y0, u.x1, u.y1] };
+}"""
+
+
+def test_fit_graph_fits_what_is_drawn_so_far_and_names_keep_their_layer(opened):
+    page, root = opened("light", (1400, 900))
+    # a step with a tenth of the graph drawn
+    page.evaluate(f"""() => {{
+      const v = {VIEWER_JS}, c = v.current, want = Math.ceil(c.nodes.length / 10);
+      const i = c.steps.findIndex((s, j) => v.panes && j > 0 && c.nodes.filter(n => n.step != null && n.step <= j).length >= want);
+      v.go(v.compile, i);
+    }}""")
+    settle(page)
+    root.locator(".dl-fit-graph").click()
+    settle(page)
+    got = root.evaluate(DRAWN_JS)
+    total = root.evaluate(f"r => {VIEWER_JS}.current.nodes.length")
+    assert 0 < got["n"] < total / 2, got
+    (px0, py0, px1, py1), (x0, y0, x1, y1) = got["pane"], got["drawn"]
+    assert px0 - 1 <= x0 and x1 <= px1 + 1 and py0 - 1 <= y0 and y1 <= py1 + 1, f"all drawn in view: {got}"
+    # fitted: the drawn part spans most of the pane one way (not a speck in the final graph's box)
+    assert (x1 - x0) >= 0.6 * (px1 - px0) or (y1 - y0) >= 0.6 * (py1 - py0), got
+    # a parameter of a layer is labelled with its layer, not cut from the left
+    labels = root.evaluate("""r => [...r.querySelectorAll('.dl-graph g.node.dl-op-placeholder text:first-of-type')]
+        .map(t => t.textContent)""")
+    if any("_modules_h_modules_" in n for n in root.evaluate(f"r => {VIEWER_JS}.current.nodes.map(n => n.name)")):
+        assert any(re.match(r"^h\.\d+[.…]", label) for label in labels), labels
     assert page.dl_errors == []

@@ -1865,7 +1865,7 @@ const BUTTONS = [   // [action, label, title, class]
   ["out", "end of call", "run to the end of this inlined call: to the CALL in its caller that it returns to (U)", "dl-step-out"],
   ["return", "return", "return to where you were before the last jump (Backspace)", "dl-return"],
   ["predict", "predict", "predict mode: before each step forward, say what the instruction will do (P)", "dl-predict-toggle"],
-  ["fit", "fit graph", "show the whole FX graph in its pane; off, the graph follows each new node (+ − 0 zoom, Shift+arrows pan)", "dl-fit-graph"],
+  ["fit", "fit graph", "show the FX graph drawn so far, whole, in its pane; off, the graph follows each new node (+ − 0 zoom, Shift+arrows pan)", "dl-fit-graph"],
   ["keys", "keys", "the keys and the timeline's marks (?)", "dl-keys-toggle"],
 ];
 
@@ -3362,6 +3362,21 @@ export function zoomable(box) {
   let d = null, cam = { s: START_SCALE, x: 8, y: 8 };   // screen = drawing * s + (x, y)
   let moved = false, dotted = 0, target = null;
   let before = null;   // the camera before "fit graph", back when it is turned off
+  let extent = null;   // the box of the nodes drawn so far: {n (how many), b}
+
+  /** The box, in drawing units, of the nodes drawn so far (the first d.shown in order),
+   * grown as steps add nodes: "fit graph" fits it, not the graph the compile ends with. */
+  function drawnBox() {
+    if (!extent || extent.n > d.shown) extent = { n: 0, b: null };
+    for (let r = extent.n; r < d.shown; r++) {
+      const x = d.box(d.order[r]);
+      if (!x) continue;
+      const b = extent.b;
+      extent.b = b ? [Math.min(b[0], x[0]), Math.min(b[1], x[1]), Math.max(b[2], x[2]), Math.max(b[3], x[3])] : [...x];
+    }
+    extent.n = d.shown;
+    return extent.b;
+  }
 
   function show(drawing) {
     d = drawing;
@@ -3369,6 +3384,7 @@ export function zoomable(box) {
     moved = false;
     dotted = 0;
     before = null;
+    extent = null;
     canvas.width = canvas.height = 1;
     overview.hidden = true;
   }
@@ -3413,8 +3429,12 @@ export function zoomable(box) {
     target = nodes && nodes.length ? nodes : target;
     if (fit) {
       if (!before) before = { ...cam };
-      const s = Math.min(MAX_SCALE, Math.max(MIN_SCALE, Math.min((w - 16) / (d.width || 1), (hgt - 16) / (d.height || 1))));
-      cam = { s, x: (w - d.width * s) / 2, y: Math.max(8, (hgt - d.height * s) / 2) };
+      // What is drawn so far, no larger than twice the scale a compile opens at (one node
+      // alone is not blown up to fill the pane); nothing drawn yet: the whole drawing.
+      const b = drawnBox() || [0, 0, d.width, d.height];
+      const bw = Math.max(b[2] - b[0], 1), bh = Math.max(b[3] - b[1], 1);
+      const s = Math.min(2 * START_SCALE, Math.max(MIN_SCALE, Math.min((w - 16) / bw, (hgt - 16) / bh)));
+      cam = { s, x: (w - bw * s) / 2 - b[0] * s, y: Math.max(8, (hgt - bh * s) / 2) - b[1] * s };
     } else if (before) {   // fit turned off: the scale of before, on the node last followed
       cam = before;
       before = null;
@@ -3633,6 +3653,31 @@ export function renameAt(r, i) {
   }
 }
 
+/** A node's name as a label of at most `width` characters that keeps what tells it apart.
+ * Dynamo names a parameter by its module path (`l_model_modules_transformer_modules_h_
+ * modules_3_modules_attn_parameters_weight_`): cut from the left, every layer reads alike.
+ * The path is written with dots, and what does not fit is cut from the middle, keeping the
+ * layer's index with the name before it and as much of the end as fits (`h.3…c_attn.weight`). */
+export function shortName(name, width) {
+  const compact = name.replace(/^[lL]_/, "").replace(/_(?:modules|parameters|buffers)_/g, ".").replace(/_$/, "");
+  if (compact.length <= width) return compact;
+  const parts = compact.split(".");
+  let layer = -1;
+  parts.forEach((p, j) => { if (/^\d+$/.test(p) && j < parts.length - 1) layer = j; });
+  if (layer >= 0) {
+    const head = parts.slice(Math.max(0, layer - 1), layer + 1).join(".");
+    for (let k = layer + 1; k < parts.length; k++) {
+      const label = head + (k === layer + 1 ? "." : "…") + parts.slice(k).join(".");
+      if (label.length <= width) return label;
+    }
+  }
+  for (let k = 1; k < parts.length; k++) {
+    const label = "…" + parts.slice(k).join(".");
+    if (label.length <= width) return label;
+  }
+  return "…" + compact.slice(-(width - 1));
+}
+
 // ---- js/panes/graph.js -----------------------------------------------------------------------
 
 // The FX graph pane: the graph as it grows. The kernel laid out every node the compile
@@ -3731,12 +3776,15 @@ function makeDrawing(c, g) {
     el.append(tip);
     // Reached with ↓ ↑ in the pane (roving.js) and followed with Enter (help.js): keyboard-only
     // provenance. Its name begins with the words drawn in it, then says what the tooltip says.
-    const label = `${n.lines.join(" ")} · ${tip.textContent}`;
+    // A name the layout cut from the left is cut again where it keeps the layer (cull.js).
+    const lines = n.lines[0] && n.lines[0].startsWith("…") && node.renamed_at == null ?
+      [shortName(node.name, n.lines[0].length), ...n.lines.slice(1)] : n.lines;
+    const label = `${lines.join(" ")} · ${tip.textContent}`;
     for (const [a, v] of [["tabindex", "-1"], ["role", "button"], ["aria-label", label]]) el.setAttribute(a, v);
     if (outline) el.append(outline);
     n.text.forEach(([x, y], line) => {
       const t = svgElement("text", { x, y, "text-anchor": "middle" });
-      t.textContent = n.lines[line] ?? "";
+      t.textContent = lines[line] ?? "";
       if (line) el.append(" ");   // the lines read as words, not run together (the name above)
       el.append(t);
       if (line === 0 && node.renamed_at != null && node.created_name && node.created_name !== node.name) {

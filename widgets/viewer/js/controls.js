@@ -94,7 +94,7 @@ const BUTTONS = [   // [action, label, title, class]
   ["out", "end of call", "run to the end of this inlined call: to the CALL in its caller that it returns to (U)", "dl-step-out"],
   ["return", "return", "return to where you were before the last jump (Backspace)", "dl-return"],
   ["predict", "predict", "predict mode: before each step forward, say what the instruction will do (P)", "dl-predict-toggle"],
-  ["fit", "fit graph", "show the whole FX graph in its pane; off, the graph follows each new node (+ − 0 zoom, Shift+arrows pan)", "dl-fit-graph"],
+  ["fit", "fit graph", "show the FX graph drawn so far, whole, in its pane; off, the graph follows each new node (+ − 0 zoom, Shift+arrows pan)", "dl-fit-graph"],
   ["keys", "keys", "the keys and the timeline's marks (?)", "dl-keys-toggle"],
 ];
 

@@ -57,3 +57,28 @@ export function renameAt(r, i) {
     if (r.rest != null) r.text.parentNode.setAttribute("aria-label", text + r.rest);   // its name begins with what it shows
   }
 }
+
+/** A node's name as a label of at most `width` characters that keeps what tells it apart.
+ * Dynamo names a parameter by its module path (`l_model_modules_transformer_modules_h_
+ * modules_3_modules_attn_parameters_weight_`): cut from the left, every layer reads alike.
+ * The path is written with dots, and what does not fit is cut from the middle, keeping the
+ * layer's index with the name before it and as much of the end as fits (`h.3…c_attn.weight`). */
+export function shortName(name, width) {
+  const compact = name.replace(/^[lL]_/, "").replace(/_(?:modules|parameters|buffers)_/g, ".").replace(/_$/, "");
+  if (compact.length <= width) return compact;
+  const parts = compact.split(".");
+  let layer = -1;
+  parts.forEach((p, j) => { if (/^\d+$/.test(p) && j < parts.length - 1) layer = j; });
+  if (layer >= 0) {
+    const head = parts.slice(Math.max(0, layer - 1), layer + 1).join(".");
+    for (let k = layer + 1; k < parts.length; k++) {
+      const label = head + (k === layer + 1 ? "." : "…") + parts.slice(k).join(".");
+      if (label.length <= width) return label;
+    }
+  }
+  for (let k = 1; k < parts.length; k++) {
+    const label = "…" + parts.slice(k).join(".");
+    if (label.length <= width) return label;
+  }
+  return "…" + compact.slice(-(width - 1));
+}

@@ -25,6 +25,21 @@ export function zoomable(box) {
   let d = null, cam = { s: START_SCALE, x: 8, y: 8 };   // screen = drawing * s + (x, y)
   let moved = false, dotted = 0, target = null;
   let before = null;   // the camera before "fit graph", back when it is turned off
+  let extent = null;   // the box of the nodes drawn so far: {n (how many), b}
+
+  /** The box, in drawing units, of the nodes drawn so far (the first d.shown in order),
+   * grown as steps add nodes: "fit graph" fits it, not the graph the compile ends with. */
+  function drawnBox() {
+    if (!extent || extent.n > d.shown) extent = { n: 0, b: null };
+    for (let r = extent.n; r < d.shown; r++) {
+      const x = d.box(d.order[r]);
+      if (!x) continue;
+      const b = extent.b;
+      extent.b = b ? [Math.min(b[0], x[0]), Math.min(b[1], x[1]), Math.max(b[2], x[2]), Math.max(b[3], x[3])] : [...x];
+    }
+    extent.n = d.shown;
+    return extent.b;
+  }
 
   function show(drawing) {
     d = drawing;
@@ -32,6 +47,7 @@ export function zoomable(box) {
     moved = false;
     dotted = 0;
     before = null;
+    extent = null;
     canvas.width = canvas.height = 1;
     overview.hidden = true;
   }
@@ -76,8 +92,12 @@ export function zoomable(box) {
     target = nodes && nodes.length ? nodes : target;
     if (fit) {
       if (!before) before = { ...cam };
-      const s = Math.min(MAX_SCALE, Math.max(MIN_SCALE, Math.min((w - 16) / (d.width || 1), (hgt - 16) / (d.height || 1))));
-      cam = { s, x: (w - d.width * s) / 2, y: Math.max(8, (hgt - d.height * s) / 2) };
+      // What is drawn so far, no larger than twice the scale a compile opens at (one node
+      // alone is not blown up to fill the pane); nothing drawn yet: the whole drawing.
+      const b = drawnBox() || [0, 0, d.width, d.height];
+      const bw = Math.max(b[2] - b[0], 1), bh = Math.max(b[3] - b[1], 1);
+      const s = Math.min(2 * START_SCALE, Math.max(MIN_SCALE, Math.min((w - 16) / bw, (hgt - 16) / bh)));
+      cam = { s, x: (w - bw * s) / 2 - b[0] * s, y: Math.max(8, (hgt - bh * s) / 2) - b[1] * s };
     } else if (before) {   // fit turned off: the scale of before, on the node last followed
       cam = before;
       before = null;

@@ -10,7 +10,7 @@ import { nameAt, nodeOrder, nodesAt, nodeStep } from "../recording.js";
 import { commaList, h, pane, svgElement, sync } from "../dom.js";
 import { scrollIntoPane } from "../scroll.js";
 import { zoomable } from "../zoom.js";
-import { culler, renameAt } from "../cull.js";
+import { culler, renameAt, shortName } from "../cull.js";
 
 /** How much of the graph exists at step i and which nodes this step added. */
 export function graphView(c, i) {
@@ -100,12 +100,15 @@ function makeDrawing(c, g) {
     el.append(tip);
     // Reached with ↓ ↑ in the pane (roving.js) and followed with Enter (help.js): keyboard-only
     // provenance. Its name begins with the words drawn in it, then says what the tooltip says.
-    const label = `${n.lines.join(" ")} · ${tip.textContent}`;
+    // A name the layout cut from the left is cut again where it keeps the layer (cull.js).
+    const lines = n.lines[0] && n.lines[0].startsWith("…") && node.renamed_at == null ?
+      [shortName(node.name, n.lines[0].length), ...n.lines.slice(1)] : n.lines;
+    const label = `${lines.join(" ")} · ${tip.textContent}`;
     for (const [a, v] of [["tabindex", "-1"], ["role", "button"], ["aria-label", label]]) el.setAttribute(a, v);
     if (outline) el.append(outline);
     n.text.forEach(([x, y], line) => {
       const t = svgElement("text", { x, y, "text-anchor": "middle" });
-      t.textContent = n.lines[line] ?? "";
+      t.textContent = lines[line] ?? "";
       if (line) el.append(" ");   // the lines read as words, not run together (the name above)
       el.append(t);
       if (line === 0 && node.renamed_at != null && node.created_name && node.created_name !== node.name) {
