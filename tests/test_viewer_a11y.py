@@ -368,3 +368,36 @@ def test_fit_graph_fits_what_is_drawn_so_far_and_names_keep_their_layer(opened):
     if any("_modules_h_modules_" in n for n in root.evaluate(f"r => {VIEWER_JS}.current.nodes.map(n => n.name)")):
         assert any(re.match(r"^h\.\d+[.…]", label) for label in labels), labels
     assert page.dl_errors == []
+
+
+HELD_JS = """() => {
+  const v = """ + VIEWER_JS + """, c = v.current;
+  const byName = new Map(c.nodes.map((n, k) => [n.name, k]));
+  for (let j = Math.floor(c.steps.length / 2); j < c.steps.length; j++) {
+    const id = c.steps[j].stack.find((x) => c.vars[x].node && byName.has(c.vars[x].node) &&
+      c.nodes[byName.get(c.vars[x].node)].op !== 'placeholder');
+    if (id != null) return { step: j, id, node: byName.get(c.vars[id].node) };
+  }
+  return null;
+}"""
+
+
+def test_a_node_lit_from_another_pane_is_brought_into_the_graphs_view(opened):
+    page, root = opened("light", (1400, 900))
+    held = page.evaluate(HELD_JS)
+    assert held, "a step whose stack holds a graph node"
+    page.evaluate(f"i => {VIEWER_JS}.go({VIEWER_JS}.compile, i)", held["step"])
+    settle(page)
+    # look far from it: zoomed in, panned away
+    root.focus()
+    for key in ["+"] * 4 + ["Shift+ArrowRight"] * 40 + ["Shift+ArrowDown"] * 40:
+        page.keyboard.press(key)
+    settle(page)
+    node = root.locator(f".dl-graph .dl-nodes g.node[data-node='{held['node']}']")
+    pane = root.locator(".dl-graph .dl-drawing").bounding_box()
+    assert not node.is_visible() or not inside(node.bounding_box(), pane), "the node is out of view first"
+    root.locator(f".dl-stack li[data-var='{held['id']}']").first.hover()
+    settle(page)
+    assert "dl-peer" in (node.get_attribute("class") or ""), "the entry lights its node"
+    assert node.is_visible() and inside(node.bounding_box(), pane), "and brings it into view"
+    assert page.dl_errors == []

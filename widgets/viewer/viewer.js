@@ -2199,6 +2199,62 @@ export function codeListing(code) {
   });
 }
 
+// ---- js/scroll.js ----------------------------------------------------------------------------
+
+// Keeping what a step changed in view: each pane scrolls inside itself (never the page,
+// never the notebook around it) to its current row or what the step added, and where
+// not all of it fits, a badge in the pane says how much more is below ("3 new guards ↓").
+//
+// The Viewer paints every pane first and only then asks each to `reveal`, so the page is
+// laid out once per step: every read here comes after every write of the paint.
+
+/** Scroll `body` (a pane's scrolling box) so that the elements `els` are in view: all of
+ * them if they fit, else the first ones from the top. `centre` puts a single row in the
+ * middle when it has to move. Returns how many of `els` stay below the visible area. */
+export function scrollIntoPane(body, els, { centre = false } = {}) {
+  const targets = els.filter((el) => el && el.isConnected);
+  if (!targets.length || !body.clientHeight) return 0;
+  const box = body.getBoundingClientRect();
+  const rects = targets.map((el) => el.getBoundingClientRect());
+  const top = Math.min(...rects.map((r) => r.top)) - box.top + body.scrollTop;
+  const bottom = Math.max(...rects.map((r) => r.bottom)) - box.top + body.scrollTop;
+  const view = body.clientHeight;
+  const from = body.scrollTop, to = from + view;
+  let next = from;
+  if (bottom - top > view - 8) next = top - 4;                           // the first ones, from the top
+  else if (top < from || bottom > to) next = centre ? (top + bottom - view) / 2 : (top < from ? top - 4 : bottom - view + 4);
+  next = Math.max(0, Math.min(next, body.scrollHeight - view));
+  if (Math.abs(next - from) >= 1) body.scrollTop = next;
+  const end = next + view;
+  return rects.filter((r) => r.bottom - box.top + from > end + 1).length;
+}
+
+/** The badge of a pane that says how many of the new entries are below its fold, and
+ * scrolls to them when clicked. `say(n)` is the text for n entries (null hides it). */
+export function belowBadge(paneEl, body) {
+  const badge = h("button", { class: "dl-below", type: "button", hidden: true, title: "scroll down to them" });
+  badge.addEventListener("click", (e) => {
+    e.stopPropagation();
+    body.scrollTop += body.clientHeight * 0.8;
+  });
+  paneEl.append(badge);
+  return (text) => {
+    if (text == null) {
+      if (!badge.hidden) badge.hidden = true;
+      return;
+    }
+    if (badge.textContent !== text) badge.textContent = text;
+    if (badge.hidden) badge.hidden = false;
+  };
+}
+
+/** Ask the graph pane to bring graph nodes `nodes` into its view (the ones drawn so far;
+ * it leaves the view alone when one of them already shows). */
+export function showNodes(root, nodes) {
+  const graph = root.querySelector(".dl-graph");
+  if (graph) graph.dispatchEvent(new CustomEvent("dl-show-nodes", { detail: { nodes } }));
+}
+
 // ---- js/provenance.js ------------------------------------------------------------------------
 
 // Provenance: where a link leads, and what belongs together. A guard, a graph node, a
@@ -2436,6 +2492,7 @@ export function linkedPanes(root) {
     }
     const p = peersOf(c, view.i, target.what);
     for (const k of p.nodes) root.querySelectorAll(`[data-node="${k}"]`).forEach(add);
+    if (p.nodes.length && !target.el.closest(".dl-graph")) showNodes(root, p.nodes);
     for (const g of p.guards) root.querySelectorAll(`[data-guard-row="${g}"]`).forEach(add);
     for (const id of p.vars) root.querySelectorAll(`[data-var="${id}"]`).forEach(add);
     if (p.groups.length) {
@@ -3023,55 +3080,6 @@ export function captionPane() {
   }
 
   return { el, selectCompile() {}, paint };
-}
-
-// ---- js/scroll.js ----------------------------------------------------------------------------
-
-// Keeping what a step changed in view: each pane scrolls inside itself (never the page,
-// never the notebook around it) to its current row or what the step added, and where
-// not all of it fits, a badge in the pane says how much more is below ("3 new guards ↓").
-//
-// The Viewer paints every pane first and only then asks each to `reveal`, so the page is
-// laid out once per step: every read here comes after every write of the paint.
-
-/** Scroll `body` (a pane's scrolling box) so that the elements `els` are in view: all of
- * them if they fit, else the first ones from the top. `centre` puts a single row in the
- * middle when it has to move. Returns how many of `els` stay below the visible area. */
-export function scrollIntoPane(body, els, { centre = false } = {}) {
-  const targets = els.filter((el) => el && el.isConnected);
-  if (!targets.length || !body.clientHeight) return 0;
-  const box = body.getBoundingClientRect();
-  const rects = targets.map((el) => el.getBoundingClientRect());
-  const top = Math.min(...rects.map((r) => r.top)) - box.top + body.scrollTop;
-  const bottom = Math.max(...rects.map((r) => r.bottom)) - box.top + body.scrollTop;
-  const view = body.clientHeight;
-  const from = body.scrollTop, to = from + view;
-  let next = from;
-  if (bottom - top > view - 8) next = top - 4;                           // the first ones, from the top
-  else if (top < from || bottom > to) next = centre ? (top + bottom - view) / 2 : (top < from ? top - 4 : bottom - view + 4);
-  next = Math.max(0, Math.min(next, body.scrollHeight - view));
-  if (Math.abs(next - from) >= 1) body.scrollTop = next;
-  const end = next + view;
-  return rects.filter((r) => r.bottom - box.top + from > end + 1).length;
-}
-
-/** The badge of a pane that says how many of the new entries are below its fold, and
- * scrolls to them when clicked. `say(n)` is the text for n entries (null hides it). */
-export function belowBadge(paneEl, body) {
-  const badge = h("button", { class: "dl-below", type: "button", hidden: true, title: "scroll down to them" });
-  badge.addEventListener("click", (e) => {
-    e.stopPropagation();
-    body.scrollTop += body.clientHeight * 0.8;
-  });
-  paneEl.append(badge);
-  return (text) => {
-    if (text == null) {
-      if (!badge.hidden) badge.hidden = true;
-      return;
-    }
-    if (badge.textContent !== text) badge.textContent = text;
-    if (badge.hidden) badge.hidden = false;
-  };
 }
 
 // ---- js/panes/source.js ----------------------------------------------------------------------
@@ -3855,6 +3863,11 @@ export function graphPane() {
     graphCode.replaceChildren(h("summary", null, "the graph's Python code"), h("pre", { class: "dl-code" }, codeRows(c)));
   }
   graphCode.addEventListener("toggle", () => { if (c) paintCode(); });
+  // Nodes lit from another pane (provenance.js's showNodes): brought into view when none shows.
+  p.el.addEventListener("dl-show-nodes", (e) => {
+    const ks = drawn ? e.detail.nodes.filter((j) => drawn.rank[j] < drawn.shown && drawn.box(j)) : [];
+    if (ks.length && !fit && !camera.holds(ks)) camera.reveal(ks, false);
+  });
 
   function selectCompile(compile) {
     ({ c, k } = compile);
@@ -5209,6 +5222,7 @@ export function stagesPane(root) {
       const made = c.steps[o.step];
       if (here && made && made.code === here.code && made.lineno != null) lightEls(outside(`.dl-source [data-line="${made.lineno}"]`));
     }
+    if (origins.length) showNodes(root, origins.map((o) => o.k));   // into the graph pane's view
     if (!origins.length) {
       say(code(unit.name), ` (${unitKind(unit)}) is invented: no Dynamo node made it; `,
         st.name.startsWith("aot_") ? "AOTAutograd" : "Inductor", " added it, so it has no step to go back to.");

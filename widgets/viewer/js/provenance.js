@@ -9,6 +9,7 @@ import { breakStep, guardStep, instructionOf, lastStep, memo, nameAt, nodeStep, 
 import { code } from "./dom.js";
 import { guardReading } from "./guards.js";
 import { walkedOf } from "./bytecode.js";
+import { showNodes } from "./scroll.js";
 
 /** The next step after i (else the first from the start) running the code of step i
  * that `matches`, or null: where a click on a source line or a bytecode row leads. */
@@ -238,6 +239,7 @@ export function linkedPanes(root) {
     }
     const p = peersOf(c, view.i, target.what);
     for (const k of p.nodes) root.querySelectorAll(`[data-node="${k}"]`).forEach(add);
+    if (p.nodes.length && !target.el.closest(".dl-graph")) showNodes(root, p.nodes);
     for (const g of p.guards) root.querySelectorAll(`[data-guard-row="${g}"]`).forEach(add);
     for (const id of p.vars) root.querySelectorAll(`[data-var="${id}"]`).forEach(add);
     if (p.groups.length) {

@@ -46,3 +46,11 @@ export function belowBadge(paneEl, body) {
     if (badge.hidden) badge.hidden = false;
   };
 }
+
+
+/** Ask the graph pane to bring graph nodes `nodes` into its view (the ones drawn so far;
+ * it leaves the view alone when one of them already shows). */
+export function showNodes(root, nodes) {
+  const graph = root.querySelector(".dl-graph");
+  if (graph) graph.dispatchEvent(new CustomEvent("dl-show-nodes", { detail: { nodes } }));
+}

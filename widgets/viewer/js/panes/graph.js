@@ -179,6 +179,11 @@ export function graphPane() {
     graphCode.replaceChildren(h("summary", null, "the graph's Python code"), h("pre", { class: "dl-code" }, codeRows(c)));
   }
   graphCode.addEventListener("toggle", () => { if (c) paintCode(); });
+  // Nodes lit from another pane (provenance.js's showNodes): brought into view when none shows.
+  p.el.addEventListener("dl-show-nodes", (e) => {
+    const ks = drawn ? e.detail.nodes.filter((j) => drawn.rank[j] < drawn.shown && drawn.box(j)) : [];
+    if (ks.length && !fit && !camera.holds(ks)) camera.reveal(ks, false);
+  });
 
   function selectCompile(compile) {
     ({ c, k } = compile);

@@ -12,7 +12,7 @@ import {
 } from "../stages.js";
 import { nameAt } from "../recording.js";
 import { code, commaList, h, plural } from "../dom.js";
-import { scrollIntoPane } from "../scroll.js";
+import { scrollIntoPane, showNodes } from "../scroll.js";
 
 /** One unit as a row: name, kind, the Dynamo nodes it came from (each a link to the step
  * that made it) and the steps; invented units say so. */
@@ -211,6 +211,7 @@ export function stagesPane(root) {
       const made = c.steps[o.step];
       if (here && made && made.code === here.code && made.lineno != null) lightEls(outside(`.dl-source [data-line="${made.lineno}"]`));
     }
+    if (origins.length) showNodes(root, origins.map((o) => o.k));   // into the graph pane's view
     if (!origins.length) {
       say(code(unit.name), ` (${unitKind(unit)}) is invented: no Dynamo node made it; `,
         st.name.startsWith("aot_") ? "AOTAutograd" : "Inductor", " added it, so it has no step to go back to.");
