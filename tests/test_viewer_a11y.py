@@ -50,7 +50,7 @@ def _model_and_input():
     try:
         import transformers
     except ImportError:
-        return Small(), torch.ones(2, 4)
+        return Small(), (torch.ones(2, 4), torch.ones(3, 4))
     torch.manual_seed(0)
     config = transformers.GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=1000, n_positions=64)
     model = transformers.GPT2LMHeadModel(config).eval()
@@ -60,7 +60,8 @@ def _model_and_input():
         print("logits", tuple(logits.shape))   # a graph break
         return logits[:, -1].argmax(dim=-1)
 
-    return last_token, torch.randint(0, 1000, (1, 16))
+    # two lengths: a recompile, whose restarted attempt makes nodes its final graph leaves out
+    return last_token, (torch.randint(0, 1000, (1, 16)), torch.randint(0, 1000, (1, 24)))
 
 
 @pytest.fixture(scope="module")
@@ -77,12 +78,13 @@ def axe_script() -> Path:
 
 @pytest.fixture(scope="module")
 def page_path(tmp_path_factory) -> Path:
-    fn, x = _model_and_input()
+    fn, xs = _model_and_input()
     torch._dynamo.reset()
     compiled = torch.compile(fn, backend="eager")
     try:
         with torch.no_grad(), capture.record() as rec:
-            compiled(x)
+            for x in xs:
+                compiled(x)
     finally:
         torch._dynamo.reset()
     return page_export.write_html(rec, tmp_path_factory.mktemp("a11y") / "model.html")
@@ -401,3 +403,22 @@ def test_a_node_lit_from_another_pane_is_brought_into_the_graphs_view(opened):
     assert "dl-peer" in (node.get_attribute("class") or ""), "the entry lights its node"
     assert node.is_visible() and inside(node.bounding_box(), pane), "and brings it into view"
     assert page.dl_errors == []
+
+
+def test_the_summary_and_the_graph_pane_count_the_same_nodes_or_say_why(opened):
+    page, root = opened("light", (1400, 900))
+    counts = page.evaluate(f"() => {VIEWER_JS}.rec.compiles.map(c => [c.nodes.length, c.nodes.filter(n => n.in_graph).length])")
+    for k, (made, kept) in enumerate(counts):
+        page.evaluate(f"k => {VIEWER_JS}.go(k, 1e9)", k)
+        settle(page)
+        summary = root.locator(".dl-summary .dl-head").text_content()
+        title = root.locator(".dl-graph > .dl-title").text_content()
+        assert f"{kept} graph nodes" in summary, summary
+        assert f" of {made} node(s)" in title, title
+        if made != kept:
+            assert f"({made} made while tracing: {made - kept} not in the final graph)" in summary, summary
+            assert f"({kept} in the final graph)" in title, title
+        else:
+            assert "final graph" not in summary + title
+    if all(made == kept for made, kept in counts):
+        pytest.skip("every compile kept every node it made: nothing to explain")

@@ -2877,6 +2877,14 @@ export function recordingHeader(rec) {
   return h("div", { class: "dl-header" }, out);
 }
 
+/** How many nodes the compile's graph has, and, where the graph pane counts more (it draws
+ * every node made while tracing), how many of those the final graph left out. */
+export function nodeCount(c) {
+  const kept = c.nodes.filter((n) => n.in_graph).length, made = c.nodes.length;
+  return kept === made ? `${kept} graph nodes` :
+    `${kept} graph nodes (${made} made while tracing: ${made - kept} not in the final graph)`;
+}
+
 /** The compile's summary, made once per compile: selectCompile({rec, titles, c, k}). */
 export function compileSummary(rec) {
   const el = h("div", { class: "dl-summary" });
@@ -2885,7 +2893,7 @@ export function compileSummary(rec) {
   function selectCompile({ titles, c, k }) {
     const name = fileLabel(c.filename);   // steps counted as the controls count them: 0 to the last
     const facts = [`${name}:${c.firstlineno}`, `outcome: ${c.outcome}`, c.steps.length ? `steps 0–${lastStep(c)}` : "no steps",
-      `${c.nodes.filter((n) => n.in_graph).length} graph nodes`, `${c.guard_details.length} guards`];
+      nodeCount(c), `${c.guard_details.length} guards`];
     const out = [h("div", { class: "dl-head" }, h("b", null, compileTitle(titles, c, k)), h("span", { class: "dl-dim" }, ` · ${facts.join(" · ")}`))];
     c.recompile_reasons.forEach((reason, r) => {
       const target = recompileTarget(rec, k, reason);
@@ -3711,6 +3719,11 @@ export function layoutNote(layout) {
   return `Laid out in layers, not by graphviz's dot${layout.why ? `: ${layout.why}` : ""}.`;
 }
 
+/** How many of the compile's nodes the final graph kept (the summary says why it differs). */
+function keptOf(c) {
+  return memo(c, "keptNodes", () => c.nodes.filter((n) => n.in_graph).length);
+}
+
 /** A node's tooltip: what it is, its name before a rename, and the step that made it. */
 function nodeTip(c, k) {
   const node = c.nodes[k];
@@ -3892,10 +3905,11 @@ export function graphPane() {
 
   function paint({ i, flash, fit: fitOn }) {
     const { shown, total, fresh, names } = graphView(c, i);
+    const kept = keptOf(c);
     fit = !!fitOn;
     drawing.classList.toggle("dl-fit", fit);
     p.head.replaceChildren("FX graph ", h("span", { class: "dl-dim" },
-      ` · ${shown} of ${total} node(s)`, names.length ? [" · new: ", commaList(names)] : ""));
+      ` · ${shown} of ${total} node(s)`, kept !== total ? ` (${kept} in the final graph)` : "", names.length ? [" · new: ", commaList(names)] : ""));
     const flashed = flash && flash.node != null ? flash.node : null;
     target = flashed != null ? [flashed] : fresh;
     if (drawn) paintDrawing(drawn, c, i, shown, fresh, flashed);

@@ -6,7 +6,7 @@
 // Nodes link (`data-node`) to the step that made them; so do the names in the graph's
 // Python code, below.
 
-import { nameAt, nodeOrder, nodesAt, nodeStep } from "../recording.js";
+import { memo, nameAt, nodeOrder, nodesAt, nodeStep } from "../recording.js";
 import { commaList, h, pane, svgElement, sync } from "../dom.js";
 import { scrollIntoPane } from "../scroll.js";
 import { zoomable } from "../zoom.js";
@@ -25,6 +25,11 @@ export function graphView(c, i) {
 export function layoutNote(layout) {
   if (!layout || layout.error || layout.engine !== "layered") return "";
   return `Laid out in layers, not by graphviz's dot${layout.why ? `: ${layout.why}` : ""}.`;
+}
+
+/** How many of the compile's nodes the final graph kept (the summary says why it differs). */
+function keptOf(c) {
+  return memo(c, "keptNodes", () => c.nodes.filter((n) => n.in_graph).length);
 }
 
 /** A node's tooltip: what it is, its name before a rename, and the step that made it. */
@@ -208,10 +213,11 @@ export function graphPane() {
 
   function paint({ i, flash, fit: fitOn }) {
     const { shown, total, fresh, names } = graphView(c, i);
+    const kept = keptOf(c);
     fit = !!fitOn;
     drawing.classList.toggle("dl-fit", fit);
     p.head.replaceChildren("FX graph ", h("span", { class: "dl-dim" },
-      ` · ${shown} of ${total} node(s)`, names.length ? [" · new: ", commaList(names)] : ""));
+      ` · ${shown} of ${total} node(s)`, kept !== total ? ` (${kept} in the final graph)` : "", names.length ? [" · new: ", commaList(names)] : ""));
     const flashed = flash && flash.node != null ? flash.node : null;
     target = flashed != null ? [flashed] : fresh;
     if (drawn) paintDrawing(drawn, c, i, shown, fresh, flashed);

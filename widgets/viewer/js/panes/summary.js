@@ -31,6 +31,14 @@ export function recordingHeader(rec) {
   return h("div", { class: "dl-header" }, out);
 }
 
+/** How many nodes the compile's graph has, and, where the graph pane counts more (it draws
+ * every node made while tracing), how many of those the final graph left out. */
+export function nodeCount(c) {
+  const kept = c.nodes.filter((n) => n.in_graph).length, made = c.nodes.length;
+  return kept === made ? `${kept} graph nodes` :
+    `${kept} graph nodes (${made} made while tracing: ${made - kept} not in the final graph)`;
+}
+
 /** The compile's summary, made once per compile: selectCompile({rec, titles, c, k}). */
 export function compileSummary(rec) {
   const el = h("div", { class: "dl-summary" });
@@ -39,7 +47,7 @@ export function compileSummary(rec) {
   function selectCompile({ titles, c, k }) {
     const name = fileLabel(c.filename);   // steps counted as the controls count them: 0 to the last
     const facts = [`${name}:${c.firstlineno}`, `outcome: ${c.outcome}`, c.steps.length ? `steps 0–${lastStep(c)}` : "no steps",
-      `${c.nodes.filter((n) => n.in_graph).length} graph nodes`, `${c.guard_details.length} guards`];
+      nodeCount(c), `${c.guard_details.length} guards`];
     const out = [h("div", { class: "dl-head" }, h("b", null, compileTitle(titles, c, k)), h("span", { class: "dl-dim" }, ` · ${facts.join(" · ")}`))];
     c.recompile_reasons.forEach((reason, r) => {
       const target = recompileTarget(rec, k, reason);
