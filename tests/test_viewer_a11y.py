@@ -186,8 +186,8 @@ def test_tab_visits_each_pane_once_and_the_arrows_move_inside_it(opened, size):
             break
         stops.append(at)
     assert stops and len(stops) < 120, "Tab leaves the viewer"
-    inside = [s for s in stops if s["inBody"] and not s["isBody"]]
-    assert inside == [], f"Tab stopped inside a pane: {inside[:5]}"
+    rows = [s for s in stops if s["inBody"] and not s["isBody"]]
+    assert rows == [], f"Tab stopped inside a pane: {rows[:5]}"
     bodies = [s["pane"] for s in stops if s["isBody"]]
     shown = root.evaluate("""r => [...r.querySelectorAll('.dl-pane-body')]
         .filter(b => b.checkVisibility()).map(b => b.closest('.dl-pane').className)""")
@@ -204,6 +204,9 @@ def test_tab_visits_each_pane_once_and_the_arrows_move_inside_it(opened, size):
     body.focus()
     page.keyboard.press("ArrowDown")
     assert page.evaluate("() => document.activeElement.getAttribute('aria-current')") == "step"
+    # the focus moved inside the pane's body: the pane's title did not scroll out of sight
+    title = root.locator(".dl-bytecode > .dl-title").bounding_box()
+    assert inside(title, root.locator(".dl-bytecode").bounding_box()), title
     first = page.evaluate("() => document.activeElement.dataset.offset")
     page.keyboard.press("ArrowDown")
     second = page.evaluate("() => document.activeElement.dataset.offset")

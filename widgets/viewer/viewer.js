@@ -5656,8 +5656,11 @@ export function rovingPanes(root) {
     e.preventDefault();
     e.stopPropagation();
     if (to) {
+      // in view inside its pane only (never the page, nor the column around the pane);
+      // a graph node by moving the graph's camera to it
       to.focus({ preventScroll: true });
-      to.scrollIntoView({ block: "nearest", inline: "nearest" });
+      if (to.matches(".dl-graph g.node[data-node]")) showNodes(root, [Number(to.dataset.node)]);
+      else scrollIntoPane(body, [to]);
     }
   });
   let held = null;   // the body whose item had the focus before a paint

@@ -5,6 +5,8 @@
 // inside a body is taken out of the tab order as it is put in the page (panes add rows
 // at every step), so no pane has to remember to.
 
+import { scrollIntoPane, showNodes } from "./scroll.js";
+
 /** What can take the focus inside a pane's body. */
 export const ITEM = "[tabindex], button, a[href], input, select, textarea, summary";
 /** A pane's body: the one tab stop of its pane. */
@@ -74,8 +76,11 @@ export function rovingPanes(root) {
     e.preventDefault();
     e.stopPropagation();
     if (to) {
+      // in view inside its pane only (never the page, nor the column around the pane);
+      // a graph node by moving the graph's camera to it
       to.focus({ preventScroll: true });
-      to.scrollIntoView({ block: "nearest", inline: "nearest" });
+      if (to.matches(".dl-graph g.node[data-node]")) showNodes(root, [Number(to.dataset.node)]);
+      else scrollIntoPane(body, [to]);
     }
   });
   let held = null;   // the body whose item had the focus before a paint
