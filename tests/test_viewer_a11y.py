@@ -1,11 +1,16 @@
-"""The viewer by keyboard and screen reader, and at a model's size, in a real browser: axe-core finds nothing to
-report in the exported page (light and dark, at a step with a graph, with every fold, the
-keys list and predict mode open), and Tab visits each pane once, the arrows moving
-inside it.
+"""The viewer by keyboard and screen reader, and at a model's size, in a real browser:
+
+- axe-core finds nothing to report in the exported page (light and dark, at a step with a
+  graph, with every fold, the keys list and predict mode open);
+- Tab visits each pane once, the arrows moving inside it;
+- predict mode's keys mean one choice each in every question, and its hint is in view;
+- at a graph break the viewer fits a 1000×800 window;
+- "fit graph" fits what is drawn so far, a parameter's label keeps its layer, a node lit
+  from another pane comes into the graph's view, and the node counts agree or say why.
 
 A Hugging Face GPT-2 (2 layers, random weights; a small module that breaks at a print
-when transformers is missing) is recorded with the real Dynamo and written as the
-standalone page; Debian's Chromium opens it from file://. axe-core comes from npm
+when transformers is missing), called at two lengths, is recorded with the real Dynamo and
+written as the standalone page; Debian's Chromium opens it from file://. axe-core comes from npm
 (tests/js/axe/package.json, pinned by its lock): the test installs it there with `npm ci`
 when it is missing, and loads it into the page (the page's content security policy is
 bypassed for that script only by Playwright's `bypass_csp`).
