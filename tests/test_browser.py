@@ -164,8 +164,11 @@ def page(lab, browser, tmp_path_factory):
         try:
             page.wait_for_function(
                 """() => {
-                    const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')];
-                    return prompts.length && prompts.every(p => /\\[\\d+\\]/.test(p.textContent));
+                    // a check cell's code is stored folded: its prompt is not drawn
+                    const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]
+                        .filter(p => p.getClientRects().length > 0);
+                    // Run All runs in order and stops at an error: the last cell numbered is all run
+                    return prompts.length && /\\[\\d+\\]/.test(prompts[prompts.length - 1].textContent);
                 }""", timeout=RUN_ALL)
         except Exception as e:
             shot = tmp_path_factory.mktemp("failed") / "lesson.png"
