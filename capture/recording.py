@@ -106,8 +106,8 @@ class Compile:
             if not sep or not head.startswith("torch_dynamo_resume_in_") or not line.isdigit():
                 continue
             out.append({"function": head[len("torch_dynamo_resume_in_"):], "line": int(line),
-                        "offset": rf.offset, "resume_function": rf.global_name,
-                        "code_name": rf.code_name,
+                        "resumes_at": rf.offset, "resume_function": rf.global_name,
+                        "resume_code": rf.code_name,
                         "carries": [a for a in rf.argnames
                                     if a not in ("__nested_resume_fns", "__nested_frame_values")]})
         return out if len(out) > 1 else []

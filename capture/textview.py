@@ -126,7 +126,7 @@ def _compile_text(c: Compile) -> str:
         for link in chain:
             carries = f", carrying {', '.join(link['carries'])}" if link["carries"] else ""
             out.append(f"  {link['function']} resumes after line {link['line']} "
-                       f"(offset {link['offset']}, {link['resume_function']}){carries}")
+                       f"(offset {link['resumes_at']}, {link['resume_function']}){carries}")
     for rf in c.resume_functions:
         out.append(f"\nresume function {rf.global_name} ({rf.code_name}):")
         out.append(_indent(rf.bytecode))

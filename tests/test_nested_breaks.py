@@ -85,9 +85,9 @@ def test_on_one_compile_resumes_the_whole_chain(on):
                 ("outer", _line(outer, "outer's call"))]
     assert [(link["function"], link["line"]) for link in chain] == expected
     # what Dynamo installed: one global per resume function of the chain, by those names
-    assert {link["resume_function"]: link["code_name"] for link in chain} == installed
+    assert {link["resume_function"]: link["resume_code"] for link in chain} == installed
     for link, rf in zip(chain, first.resume_functions):
-        assert link["offset"] == rf.offset and rf.offset is not None
+        assert link["resumes_at"] == rf.offset and rf.offset is not None
     # inner's resume function is handed inner's live value y and the value on its stack
     assert "y" in chain[0]["carries"]
 

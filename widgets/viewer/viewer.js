@@ -4473,9 +4473,7 @@ function sideBody(rec, k, c, i, o, j, { shown, exact, flashed }) {
     h("span", { class: "dl-dim" }, shown ? "· shown" : "· beside it")];
   if (i == null) return [title, h("div", { class: "dl-faint" }, "No step of this compile lines up here.")];
   const s = stepBeside(c, i, o, j);
-  if (!s) {   // a compile kept without steps (a TORCH_TRACE log, record(only=...))
-    return [title, h("div", { class: "dl-faint" }, "This compile was kept without steps: its guards and graph are compared below.")];
-  }
+  if (!s) return [title, h("div", { class: "dl-faint" }, "This compile was kept without steps: its guards and graph are compared below.")];
   const head = h("div", { class: s.sameInstruction || j == null ? "dl-cmp-step" : "dl-cmp-step dl-cmp-differs" },
     shown ? `step ${i} / ${lastStep(c)} ` : goTo(k, i, `step ${i} / ${lastStep(c)}`, { title: "show this compile at this step" }), " ",
     code(s.instruction), s.lineno != null ? ` · line ${s.lineno}` : "", s.depth ? ` · in ${s.code_name}` : "");
