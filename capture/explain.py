@@ -115,6 +115,12 @@ def explanation(recording: Recording, user_code: Iterable[str] = ()) -> dict[str
     found = frame_outcomes(recording)
     breaks: list[dict[str, Any]] = []
     seen: dict[tuple, dict[str, Any]] = {}
+    chains: dict[tuple, list[dict[str, Any]]] = {}   # (generation, frame) -> its nested chain
+    for a in recording.compiles:
+        if a.resume_functions and (a.generation, a.frame_id) not in chains:
+            chain = a.resume_chain()
+            if chain:
+                chains[(a.generation, a.frame_id)] = chain
     for c in recording.compiles:
         gb = c.graph_break
         if gb is None or c.attempt > 0:
@@ -122,9 +128,7 @@ def explanation(recording: Recording, user_code: Iterable[str] = ()) -> dict[str
         b = _break(c, user_code)
         # a nested graph break: the attempt after the restart resumed the whole chain of
         # frames in one compile, innermost first
-        chain = next((a.resume_chain() for a in recording.compiles
-                      if a.frame_id == c.frame_id and a.generation == c.generation
-                      and a.resume_chain()), [])
+        chain = chains.get((c.generation, c.frame_id), [])
         b["resume_chain"] = [{k: link[k] for k in ("function", "line")} for link in chain]
         # one entry per place: every recompile of the frame, and every frame of an inlining
         # chain, meets the same break again
