@@ -186,3 +186,35 @@ def test_a_recorded_run_hits_the_aot_cache_that_plain_runs_filled(tmp_path):
         counts = json.loads(out.stdout.splitlines()[-1])
         seen.append((mode, counts.get("autograd_cache_hit", 0), counts.get("autograd_cache_miss", 0)))
     assert seen == [("plain", 0, 1), ("plain", 1, 0), ("recorded", 1, 0), ("recorded", 1, 0)]
+
+
+def _gpt2_two_lengths():
+    """A transformers GPT-2 (random weights) called at two sequence lengths: the second
+    call recompiles with the length dynamic, so the shapes reader has symbols to read."""
+    transformers = pytest.importorskip("transformers")
+    torch = __import__("torch")
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=100,
+                                     n_positions=64)
+    model = transformers.GPT2LMHeadModel(config).eval()
+
+    def run(ids):
+        with torch.no_grad():
+            return model(ids).logits
+
+    return [(run, (torch.randint(0, 100, (1, n)),)) for n in (8, 12, 16)]
+
+
+@pytest.mark.slow
+def test_a_transformers_model_with_dynamic_lengths_is_compiled_as_without_recording():
+    """Plain and recorded, the same graphs, guard trees, bytecode and results, where the
+    recorded run read symbols and symbolic guards at every compile."""
+    from dynamo_oracle import artifacts_of, recorded_artifacts
+
+    plain = artifacts_of(_gpt2_two_lengths)
+    with_recording, recordings = recorded_artifacts(_gpt2_two_lengths)
+    assert with_recording == plain
+    assert len(plain["graphs"]) == 2
+    symbols = [s for rec in recordings for c in rec.compiles if c.shapes
+               for s in c.shapes.symbols]
+    assert symbols, "the dynamic recompile recorded no symbol"
