@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .records import (
-    CodeInfo, Event, FailedGuard, GraphBreak, Guard, Instr, Node, ResumeFunction, Stage, Var,
+    CodeInfo, DdpSplit, Event, FailedGuard, GraphBreak, Guard, Instr, Node, ResumeFunction, Stage, Var,
     from_plain, plain,
 )
 from .shapes import Shapes
@@ -112,7 +112,7 @@ def _compile_fields(c: Any, vars_out: Any, steps: Any) -> dict[str, Any]:
             value = plain(value) if value is not None else None
         elif f.name == "stages":
             value = [stage.to_dict() for stage in value]
-        elif f.name == "shapes":
+        elif f.name in ("shapes", "ddp_split"):
             value = value.to_dict() if value is not None else None
         elif isinstance(value, list):
             value = list(value)
@@ -141,6 +141,7 @@ def compile_fields(d: dict[str, Any]) -> dict[str, Any]:
     d["graph_break"] = from_plain(GraphBreak, d["graph_break"]) if d["graph_break"] else None
     d["stages"] = tuple(Stage.from_dict(stage) for stage in d.get("stages", ()))
     d["shapes"] = Shapes.from_dict(d["shapes"]) if d.get("shapes") else None
+    d["ddp_split"] = DdpSplit.from_dict(d["ddp_split"]) if d.get("ddp_split") else None
     return d
 
 

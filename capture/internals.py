@@ -1226,3 +1226,46 @@ def assumes_static() -> bool:
 def module_name(tx: Any) -> str | None:
     """The `__name__` of the module whose function a translator traces (`tx.f_globals`)."""
     return tx.f_globals.get("__name__")
+
+
+# -- DDPOptimizer ----------------------------------------------------------------------
+
+
+class BucketFields(NamedTuple):
+    size: int                 # bytes of the parameters counted into it
+    params: tuple[str, ...]   # their names, as DDPOptimizer wrote them
+    nodes: tuple[str, ...]    # the FX nodes of its subgraph, in graph order
+    extended: int             # nodes added past the cap so the subgraph has an output
+
+
+def ddp_optimizer(output: Any) -> Any:
+    """The `DDPOptimizer` whose `compile_fn` is the backend of this compile, or None.
+
+    Relies on: `convert_frame` (`get_optimize_ddp_mode() == "ddp_optimizer"` and an active
+    DDP module) making one `DDPOptimizer` per frame compile and handing its bound
+    `compile_fn` to Dynamo as the backend, which `OutputGraph.compiler_fn` holds."""
+    from torch._dynamo.backends.distributed import DDPOptimizer
+    owner = getattr(output.compiler_fn, "__self__", None)
+    return owner if isinstance(owner, DDPOptimizer) else None
+
+
+def ddp_caps(optimizer: Any) -> tuple[int, int]:
+    """`(bucket_bytes_cap, first_bucket_cap)` of a `DDPOptimizer`, in bytes: a bucket is
+    closed once its parameters reach the cap; the last bucket in graph order (the first
+    whose gradients are ready in backward) is closed at the first cap."""
+    return int(optimizer.bucket_bytes_cap), int(optimizer.first_bucket_cap)
+
+
+def ddp_buckets(optimizer: Any, graph: Any) -> list[BucketFields] | None:
+    """The buckets `DDPOptimizer.compile_fn` made of `graph`, in graph order (bucket k is
+    the subgraph `submod_k`), or None when it has not split this graph.
+
+    Relies on: `compile_fn` stashing its `Bucket`s (`size`, `params`, `nodes` listed
+    backwards, `opcount_increased_to_capture_external_output`) in `self.buckets`, in graph
+    order, before it compiles any subgraph; the nodes are `graph`'s own."""
+    buckets = getattr(optimizer, "buckets", None)
+    if not buckets or any(n.graph is not graph for b in buckets for n in b.nodes):
+        return None
+    return [BucketFields(int(b.size), tuple(b.params), tuple(n.name for n in reversed(b.nodes)),
+                         int(b.opcount_increased_to_capture_external_output))
+            for b in buckets]

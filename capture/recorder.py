@@ -22,6 +22,7 @@ from .guards import guard_tree_leaves, match_guard_texts
 from .outcomes import resumed_from
 from .recompiles import Recompiles
 from .recording import Compile, Event, EventKind, GraphBreak, Outcome, Recording
+from .records import DdpBucket, DdpSplit
 from .stages import StageCollector
 from .text import MAX_NAME, MESSAGE_LIMIT, cut, exact, listing, shorten
 from .variables import VarReader
@@ -74,6 +75,8 @@ class Recorder:
         # record(only=...): the functions recorded step by step (None: every one)
         self.only: tuple[str, ...] | None = None
         self._said_only = False
+        # DDP: id(attempt) -> (its DDPOptimizer, the graph handed to it), read at compile end
+        self._ddp: dict[int, tuple[Any, Any]] = {}
 
     def _event(self, kind: str, compile_id: str | None, message: str,
                failed_guards: tuple = ()) -> None:
@@ -244,6 +247,9 @@ class Recorder:
         if attempt.shapes is not None:
             attempt.shapes.contexts(attempt.output)
         attempt.record_graph(gm, self._storing(attempt))
+        optimizer = internals.ddp_optimizer(attempt.output)
+        if optimizer is not None:  # it makes its buckets after this: read at compile end
+            self._ddp[id(attempt)] = (optimizer, internals.fx_graph_of(gm))
         c = attempt.compile
         if c.graph_code is not None and not self._keep(c, len(c.graph_code), "the graph code"):
             c.graph_code = None
@@ -313,6 +319,9 @@ class Recorder:
         last = attempts[-1]
         for a in attempts:
             a.final_names()
+            ddp = self._ddp.pop(id(a), None)
+            if ddp is not None:
+                a.compile.ddp_split = _ddp_split(*ddp)
             if a.shapes is not None:
                 if a.shapes.dims is None and a.output is not None:
                     a.shapes.contexts(a.output)   # a compile that failed keeps them
@@ -389,6 +398,7 @@ class Recorder:
                 c.outcome = (Outcome.INTERRUPTED if ended_by == "KeyboardInterrupt"
                              else Outcome.UNFINISHED)
         self._live.clear()
+        self._ddp.clear()
         self._attempt = self._output = None
         self.reader.clear()
         self.codes.finish(self.recording.compiles)  # every listing, read once
@@ -437,6 +447,18 @@ def _split_point(c: Compile, first: GraphBreak) -> GraphBreak:
     line = source[k].strip() if 0 <= k < len(source) else None
     return replace(first, lineno=last.lineno, line=line or None, code_name=c.code_name,
                    step=last.index)
+
+
+def _ddp_split(optimizer: Any, graph: Any) -> DdpSplit | None:
+    """DDPOptimizer's buckets of this graph as a record, None if it made none of it."""
+    buckets = internals.ddp_buckets(optimizer, graph)
+    if buckets is None:
+        return None
+    cap, first = internals.ddp_caps(optimizer)
+    return DdpSplit(cap, first, tuple(
+        DdpBucket(k, b.size, tuple(exact(p) for p in b.params),
+                  tuple(exact(n) for n in b.nodes), b.extended)
+        for k, b in enumerate(buckets)))
 
 
 def _reason_line(reason: str) -> str:

@@ -24,7 +24,7 @@ from .codec import (  # noqa: F401  (importable from here)
     recording_fields, recording_to_dict, var_columns, vars_from_columns,
 )
 from .records import (  # noqa: F401  (importable from here)
-    TEXT_VIEWS, CodeInfo, Event, EventKind, FailedGuard, GraphBreak, Guard, Instr, Node,
+    TEXT_VIEWS, CodeInfo, DdpBucket, DdpSplit, Event, EventKind, FailedGuard, GraphBreak, Guard, Instr, Node,
     Outcome, ResumeFunction, Stage, StageUnit, Var, disassembly_text,
 )
 from .steps import STEP_FIELDS, Step, StepField, Steps, step_columns, steps_from_columns  # noqa: F401
@@ -75,6 +75,9 @@ class Compile:
     shapes: Shapes | None = None
     # record(only=...) did not name this frame's function: a summary, no steps
     summary_only: bool = False
+    # DDP under torch.compile: how DDPOptimizer split the graph into buckets
+    # (capture/records.py `DdpSplit`); None where it did not split this graph
+    ddp_split: DdpSplit | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.steps, Steps):  # a list of Steps, or none
@@ -155,6 +158,9 @@ class Recording:
     max_chars: int | None = None
     truncated: bool = False
     ended_by: str | None = None
+    # one rank of a job of several processes (torchrun's RANK and WORLD_SIZE); None alone
+    rank: int | None = None
+    world_size: int | None = None
     result: Any = None
 
     def compile(self, compile_id: str, generation: int = 0) -> Compile:

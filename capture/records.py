@@ -433,3 +433,49 @@ def from_plain(cls: type, d: dict[str, Any]) -> Any:
                      for x in v)
 
     return cls(**{k: value(v) for k, v in d.items()})
+
+
+# -- DDP's graph split ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DdpBucket:
+    """One bucket of DDPOptimizer's split: the subgraph `submod_<index>` (in graph order),
+    the FX nodes in it (as `Compile.nodes` names them), the parameters counted into it
+    and their size in bytes; `extended` nodes were added past the cap so that the
+    subgraph has an output."""
+
+    index: int
+    size: int
+    params: tuple[str, ...] = ()
+    nodes: tuple[str, ...] = ()
+    extended: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class DdpSplit:
+    """How DDPOptimizer split a compile's graph into one subgraph per gradient bucket
+    (`Compile.ddp_split`).
+
+    It walks the graph backwards (the order gradients become ready), counting each
+    parameter's bytes into the current bucket, and starts a new bucket once the current
+    one reaches `bucket_cap` (`first_bucket_cap` for the first bucket it fills, the last
+    in graph order); a bucket with no parameters at the start of the graph joins the next.
+    """
+
+    bucket_cap: int
+    first_bucket_cap: int
+    buckets: tuple[DdpBucket, ...] = ()
+
+    def cap_of(self, index: int) -> int:
+        """The cap bucket `index` was filled to: the first cap for the last bucket."""
+        return self.first_bucket_cap if index == len(self.buckets) - 1 else self.bucket_cap
+
+    def to_dict(self) -> dict[str, Any]:
+        return plain(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> DdpSplit:
+        d = dict(d)
+        d["buckets"] = tuple(from_plain(DdpBucket, b) for b in d.get("buckets", ()))
+        return from_plain(cls, d)
