@@ -402,3 +402,57 @@ def test_in_jupyterlab_the_pane_shows_the_guard_the_if_added_and_leads_to_its_st
     tip.wait_for(state="visible", timeout=3_000)
     assert TERMS["range"] in tip.text_content()
     assert errors == []
+
+
+_LAYERS = """
+import torch
+
+class Stack(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(torch.nn.Linear(4, 4) for _ in range(3))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x).relu()
+        return x
+
+model = Stack()
+f = torch.compile(model, backend="eager")
+"""
+
+
+def test_a_models_static_parameters_fold_below_the_input_that_has_a_symbol(open_page, tmp_path):
+    """Six parameters with every size static under the one dynamic input: the pane lists the
+    input with its symbol, folds the six into one row, and opens them on Enter."""
+    from widgets.viewer.page import write_html
+
+    ns = {"__name__": "shapes_layers"}
+    exec(compile(_LAYERS, "<layers>", "exec"), ns)
+    torch._dynamo.reset()
+    try:
+        with capture.record() as rec:
+            ns["f"](torch.randn(2, 4))
+            ns["f"](torch.randn(5, 4))
+    finally:
+        torch._dynamo.reset()
+    second = rec.compiles[-1]
+    static = [x for x in {sd.source.split(".size()")[0] for sd in second.shapes.dims}
+              if "parameters" in x or "_modules" in x]
+    assert len(static) == 6, static
+    p = open_page(write_html(rec, tmp_path / "layers.html"))
+    p.show_shapes()
+    p.go(len(rec.compiles) - 1, 0)
+    inputs = p.shapes.locator(".dl-shape-input").all_text_contents()
+    assert inputs == ["L['x']"], inputs
+    fold = p.shapes.locator(".dl-shape-fold button")
+    assert fold.text_content() == "6 more inputs with every size static: show them"
+    assert fold.get_attribute("aria-expanded") == "false"
+    fold.focus()
+    p.page.keyboard.press("Enter")
+    inputs = p.shapes.locator(".dl-shape-input").all_text_contents()
+    assert inputs[0] == "L['x']" and len(inputs) == 7
+    assert all("parameters" in x for x in inputs[1:]), inputs
+    again = p.shapes.locator(".dl-shape-fold button")
+    assert again.get_attribute("aria-expanded") == "true"
+    assert p.page.evaluate("() => document.activeElement.closest('.dl-shape-fold') !== null")

@@ -16,6 +16,9 @@ import { h, pane, plural, resetPane, setTitle, sync, textRow } from "../dom.js";
 import { scrollIntoPane } from "../scroll.js";
 import { becameText, newAt, SYMBOL, shapesAt, shapeStepButton, shapeTerm, symbolsIn, withTerms } from "../shapes.js";
 
+/** Past this many inputs whose every size is static, they fold into one row. */
+const FOLD_STATIC = 3;
+
 // -- painting ---------------------------------------------------------------------------------
 
 function shapeDimRow(d) {
@@ -71,7 +74,7 @@ function shapeGuardRow(g, flashed) {
  * pane's element, whose place this pane shares. */
 export function shapesPane(root, guards) {
   const p = pane("dl-shapes", "Shapes");
-  let showing = false, last = null, lit = null;
+  let showing = false, last = null, lit = null, openStatic = false;
   const toShapes = h("button", { type: "button", class: "dl-pane-switch", title: "show the shapes: symbols, ranges, symbolic guards" }, "Shapes");
   const toGuards = h("button", { type: "button", class: "dl-pane-switch", title: "show the guards" }, "Guards");
   guards.classList.add("dl-has-switch");
@@ -168,12 +171,32 @@ export function shapesPane(root, guards) {
       rows.push({ key: `became:${r.name}`, make: () => h("div", { class: "dl-shape-became", role: "note" },
         h("span", { "data-shape-symbol": r.name }, withTerms(becameText(r)))) });
     }
-    for (const x of s.inputs) {
+    // Inputs with a symbol first; on a model the parameters (every size static) are most
+    // of the list, so past a few they fold into one row that opens them.
+    const moving = s.inputs.filter((x) => x.dims.some((d) => d.state !== "static"));
+    const fixed = s.inputs.filter((x) => !moving.includes(x));
+    const folded = fixed.length > FOLD_STATIC && !openStatic;
+    for (const x of folded ? moving : [...moving, ...fixed]) {
       rows.push(textRow("dl-shape-input", x.input, "div"));
       x.dims.forEach((d, j) => rows.push({
         key: `dim:${x.input}:${j}:${d.state}:${d.made}:${d.isNew}:${d.final}:${d.became ? d.became.here : "-"}`,
         make: () => h("div", { class: "dl-shape-dim", "data-shape-symbol": d.symbol || null }, shapeDimRow(d)),
       }));
+    }
+    if (fixed.length > FOLD_STATIC) {
+      rows.push({
+        key: `fold:${fixed.length}:${folded}`,
+        make: () => h("div", { class: "dl-shape-fold" },
+          h("button", { type: "button", class: "dl-link", "aria-expanded": String(!folded),
+            onclick: (e) => {
+              e.stopPropagation();   // the button is redrawn: the viewer's click handler must not take the focus
+              openStatic = folded;
+              if (last) paint(last);
+              const again = p.body.querySelector(".dl-shape-fold button");
+              if (again) again.focus({ preventScroll: true });
+            } },
+          folded ? `${plural(fixed.length, "more input")} with every size static: show them` : "hide the inputs with every size static")),
+      });
     }
     if (s.others.length) rows.push(textRow("dl-subtitle", "Other symbols", "div"));
     for (const o of s.others) {
