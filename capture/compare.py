@@ -164,6 +164,14 @@ def compare(recording: Recording, a: str, b: str, *, generation: int = 0,
             f"{a} compiles {ca.code_name} ({ca.filename}:{ca.firstlineno}) and {b} compiles "
             f"{cb.code_name} ({cb.filename}:{cb.firstlineno}): compare two compiles of one "
             f"code object, e.g. a frame and its recompile ({_same_code(recording, ca)})")
+    return compare_compiles(ca, cb, memo=memo)
+
+
+def compare_compiles(ca: Compile, cb: Compile, *, memo: dict | None = None,
+                     same_process: bool = True) -> Comparison:
+    """`compare` on two `Compile`s of one code object, wherever they were recorded: with
+    `same_process=False` (two ranks' recordings, say) the second is not taken for a
+    recompile of the first, so no guard of it is read as failed."""
     out = Comparison(ca, cb)
     memo = {} if memo is None else memo
     interned = memo.setdefault("places", {})
@@ -171,7 +179,8 @@ def compare(recording: Recording, a: str, b: str, *, generation: int = 0,
     out.divergence = first_divergence(ca, cb, out.aligned, memo)
     _compare_guards(out)
     _compare_nodes(out)
-    out.failed_guards = tuple(fg for fg in cb.failed_guards if fg.compile_id == ca.compile_id)
+    if same_process:
+        out.failed_guards = tuple(fg for fg in cb.failed_guards if fg.compile_id == ca.compile_id)
     _compare_shapes(out)
     return out
 

@@ -24,6 +24,8 @@ from .outcomes import frames as frame_outcomes
 from .outcomes import kept, resumed_from, summary
 from .recompiles import step_place
 from .recording import Compile, EventKind, FailedGuard, Recording
+from .records import DdpBucket, DdpSplit
+from .textview import ddp_split_lines
 from .text import visible
 from .usercode import Place, chain, is_user_file, user_place
 
@@ -73,6 +75,11 @@ SCHEMA: dict[str, str] = {
                 "above it repeats), guards (where it repeats none: each failed guard once, "
                 "with its mechanism and advice), advice",
     "advice": "every distinct fix, in the order of the entries above",
+    "ddp_splits": "one per compile whose graph DDPOptimizer split (DDP under torch.compile): "
+                  "compile_id, function, file, lineno, bucket_cap and first_bucket_cap (bytes), "
+                  "buckets (in graph order: index, the subgraph submod_<index>; size in bytes, "
+                  "params, nodes, extended (nodes added past the cap), cap (the cap it was "
+                  "filled to))",
 }
 
 
@@ -163,7 +170,23 @@ def explanation(recording: Recording, user_code: Iterable[str] = ()) -> dict[str
     return {"format": FORMAT, "torch_version": recording.torch_version, "summary": counts,
             "compiles": counts["compiles"], "frames": frames_,
             "graph_breaks": breaks, "causes": causes, "recompiles": recompiles,
-            "refusals": refusals, "advice": fixes}
+            "refusals": refusals, "advice": fixes, "ddp_splits": _ddp_splits(recording)}
+
+
+def _ddp_splits(recording: Recording) -> list[dict[str, Any]]:
+    """Each graph DDPOptimizer split into one subgraph per gradient bucket."""
+    out = []
+    for c in recording.compiles:
+        s = c.ddp_split
+        if s is None:
+            continue
+        out.append({"compile_id": c.compile_id, "function": c.code_name, "file": c.filename,
+                    "lineno": c.firstlineno, "bucket_cap": s.bucket_cap,
+                    "first_bucket_cap": s.first_bucket_cap,
+                    "buckets": [{"index": b.index, "size": b.size, "params": list(b.params),
+                                 "nodes": list(b.nodes), "extended": b.extended,
+                                 "cap": s.cap_of(b.index)} for b in s.buckets]})
+    return out
 
 
 def _failure(f: Any) -> dict[str, Any] | None:
@@ -730,6 +753,15 @@ def text_of(data: dict[str, Any], *, teach: bool = False) -> str:
         for a in e["advice"]:
             if a not in said:   # a cause's fix is said once, with the cause
                 out.append(f"  fix: {a}")
+    for split in data.get("ddp_splits", ()):
+        out.append("")
+        out.append(f"{split['function']} [{split['compile_id']}] "
+                   f"({_where(split['file'], split['lineno'])}): one graph from Dynamo, split "
+                   f"by DDP into {len(split['buckets'])} subgraph(s)")
+        record = DdpSplit(split["bucket_cap"], split["first_bucket_cap"], tuple(
+            DdpBucket(b["index"], b["size"], tuple(b["params"]), tuple(b["nodes"]),
+                      b["extended"]) for b in split["buckets"]))
+        out += ddp_split_lines(record, "  ")[1:]
     if not breaks and not causes and not refusals and not data["recompiles"] and s["compiles"] \
             and not s["failed"] and not s["skipped"]:
         out.append("")

@@ -4,7 +4,7 @@ would print, gathered in one place, for terminals, tests and nbval."""
 from __future__ import annotations
 
 from .shapes import shapes_lines
-from .recording import TEXT_VIEWS, Compile, FailedGuard, Recording
+from .recording import TEXT_VIEWS, Compile, DdpSplit, FailedGuard, Recording
 from .text import guard_where, visible
 
 RULE = "=" * 78
@@ -117,6 +117,7 @@ def _compile_text(c: Compile) -> str:
     else:
         out.append("  (none)")
     out += shapes_lines(c.shapes)
+    out += ddp_split_lines(c.ddp_split)
     out.append("\nmodified bytecode:")
     out.append(_indent(c.modified_bytecode) if c.modified_bytecode else "  (none: attempt abandoned)")
     chain = c.resume_chain()
@@ -147,6 +148,37 @@ def failed_guard_line(fg: FailedGuard) -> str:
     what = f" {fg.what}" if fg.what else ""
     text = f"[{fg.compile_id}] {fg.kind} {fg.source or ''}{what}: expected {fg.expected}, got {fg.seen}"
     return text + (f"  (installed at {', '.join(where)})" if where else "")
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:.1f} MiB"
+
+
+def ddp_split_lines(split: DdpSplit | None, indent: str = "") -> list[str]:
+    """The text of DDPOptimizer's split of a graph (`Compile.ddp_split`): each bucket's
+    subgraph, its nodes and parameters, and why it ends where it does."""
+    if split is None:
+        return []
+    n = len(split.buckets)
+    out = ["", f"{indent}DDP split (DDPOptimizer): {n} bucket(s), so {n} subgraph(s) "
+               f"compiled one by one; bucket cap {_mib(split.bucket_cap)} "
+               f"({split.bucket_cap:,} bytes), first bucket {_mib(split.first_bucket_cap)}; "
+               "filled walking the graph backwards (the order gradients are ready)"]
+    for b in split.buckets:
+        cap = split.cap_of(b.index)
+        if b.size >= cap:
+            why = (f"reached the {'first bucket' if b.index == n - 1 and n > 1 else 'bucket'} "
+                   f"cap of {_mib(cap)}")
+        else:
+            why = f"under the cap of {_mib(cap)}: the rest of the graph"
+        if b.extended:
+            why += f"; {b.extended} node(s) added past the cap so its subgraph has an output"
+        out.append(f"{indent}  bucket {b.index} (submod_{b.index}): {len(b.nodes)} node(s) "
+                   f"{', '.join(b.nodes) or '-'}; {len(b.params)} parameter(s), "
+                   f"{_mib(b.size)} ({b.size:,} bytes), {why}")
+        if b.params:
+            out.append(f"{indent}    parameters: {', '.join(b.params)}")
+    return out
 
 
 def _indent(text: str) -> str:

@@ -7,6 +7,8 @@ For people outside Jupyter::
     dynamo-lab html trace.json -o trace.html
     dynamo-lab explain trace.json            # or: dynamo-lab explain train.py --epochs 1
     dynamo-lab html --from-trace DIR -o trace.html   # a TORCH_TRACE log; explain takes it too
+    torchrun --standalone --nproc-per-node 2 -m widgets.cli record train.py -o trace.json
+    dynamo-lab explain trace.rank0.json trace.rank1.json   # what the ranks compiled differently
 
 `record` runs the script as `python train.py --epochs 1` would (its own `sys.argv`,
 `__name__ == "__main__"`, its folder first on `sys.path`), or the module as `python -m`
@@ -112,12 +114,15 @@ def _parser() -> argparse.ArgumentParser:
 
     why = sub.add_parser(
         "explain", help="say why a program broke its graphs and recompiled",
-        usage=f"{PROG} explain [options] TRACE.json | SCRIPT.py|-m MODULE [ARGS ...]",
+        usage=f"{PROG} explain [options] TRACE.json [TRACE.rank1.json ...] | SCRIPT.py|-m "
+              "MODULE [ARGS ...]",
         description="Say how each function Dynamo met came out (compiled whole, in graphs "
                     "split by breaks, skipped, failed, refused at the recompile limit), each "
                     "graph break once with your line, and each cause of recompiles once (what "
                     "changed, the values it took, your line), with a fix for each mechanism "
-                    "it knows. A script is recorded first; everything after it is its own.")
+                    "it knows. A script is recorded first; everything after it is its own. "
+                    "Several recordings, one per rank of a torchrun job: what each rank "
+                    "compiled differently from the first.")
     why.add_argument("--format", choices=("text", "json"), default="text",
                      help="text (default) or json (the schema is in the README)")
     why.add_argument("--json", action="store_true", help="the same as --format json")
@@ -207,14 +212,25 @@ def _run(opts: argparse.Namespace, *, output: Any = None) -> tuple[Program, Any]
 
 
 def _record(opts: argparse.Namespace) -> int:
+    from capture.ranks import launch_rank, rank_path
+
     outs = [out_path(o) for o in opts.out]
+    rank = launch_rank()  # one rank of a torchrun job: a recording of its own
+    if rank is not None:
+        outs = [rank_path(o, rank.rank) for o in outs]
     for out in outs:
         if not out.parent.is_dir():
             raise CommandError(f"cannot write {out}: the folder {out.parent} does not exist", 2)
     program, result = _run(opts)
     recording, error = result.recording, result.error
-    written = write(recording, outs, quiet=opts.quiet, title=f"{program.path.name} · Dynamo Lab")
+    title = f"{program.path.name} · Dynamo Lab"
+    if rank is not None:
+        recording.rank, recording.world_size = rank.rank, rank.world_size
+        title = f"{program.path.name}, rank {rank.rank} · Dynamo Lab"
+    written = write(recording, outs, quiet=opts.quiet, title=title)
     summary = f"{len(recording.compiles)} compile(s), {recording.step_count:,} step(s)"
+    if rank is not None:
+        summary = f"rank {rank.rank} of {rank.world_size}, " + summary
     if error is None:
         if not opts.quiet:
             say(f"wrote {written}: {summary}")
@@ -366,6 +382,8 @@ def _explain(opts: argparse.Namespace) -> int:
             raise CommandError("give a recording, a script or --from-trace, not two of them", 2)
         return _explain_from_trace(opts)
     user_code = list(opts.user_code)
+    if opts.program.lower().endswith(".json") and not opts.module and opts.args:
+        return _explain_ranks(opts)
     if opts.program.lower().endswith(".json") and not opts.module:
         recording = read_recording(Path(opts.program))
     else:
@@ -381,6 +399,50 @@ def _explain(opts: argparse.Namespace) -> int:
         from capture.text import visible
         print(visible(text_of(data, teach=opts.teach)))
     return _verdict(data, opts)
+
+
+def _explain_ranks(opts: argparse.Namespace) -> int:
+    """Several recordings, one per rank of a torchrun job: what each rank beside the first
+    compiled differently (capture.ranks), then each rank's DDP split, if any."""
+    from capture.explain import explanation
+    from capture.ranks import compare_ranks, rank_of
+    from capture.text import visible
+    from capture.textview import ddp_split_lines
+
+    paths = [Path(p) for p in (opts.program, *opts.args)]
+    bad = [str(p) for p in paths if p.suffix.lower() != ".json"]
+    if bad:
+        raise CommandError(f"explain reads one recording, or one per rank to compare them: "
+                           f"{bad[0]} is not a .json recording ({PROG} explain "
+                           "trace.rank0.json trace.rank1.json)", 2)
+    recordings = [read_recording(p) for p in paths]
+    ranks = [rank_of(r, str(p)) for r, p in zip(recordings, paths)]
+    if None in ranks or len(set(ranks)) != len(ranks):
+        ranks = list(range(len(recordings)))  # not told apart by rank: by position
+    comparisons = [compare_ranks(recordings[0], r, (ranks[0], k))
+                   for r, k in zip(recordings[1:], ranks[1:])]
+    datas = [explanation(r, list(opts.user_code)) for r in recordings]
+    if opts.json or opts.format == "json":
+        print(json.dumps({"format": "dynamo-lab-ranks/1",
+                          "files": [str(p) for p in paths], "ranks": ranks,
+                          "comparisons": [c.to_dict() for c in comparisons],
+                          "ddp_splits": {str(k): d["ddp_splits"] for k, d in zip(ranks, datas)}},
+                         indent=2))
+    else:
+        out = [f"{len(paths)} recordings: " + ", ".join(
+            f"rank {k} {p.name}" for k, p in zip(ranks, paths))]
+        out += ["", *"\n\n".join(str(c) for c in comparisons).splitlines()]
+        for k, r in zip(ranks, recordings):
+            for c in r.compiles:
+                if c.ddp_split is not None:
+                    out.append("")
+                    out.append(f"rank {k}, {c.code_name} [{c.compile_id}]: one graph from "
+                               f"Dynamo, split by DDP into {len(c.ddp_split.buckets)} subgraph(s)")
+                    out += ddp_split_lines(c.ddp_split, "  ")[1:]
+        out.append("")
+        out.append(f"each rank on its own: {PROG} explain {paths[0]}")
+        print(visible("\n".join(out)))
+    return max(_verdict(d, opts) for d in datas)
 
 
 def _verdict(data: dict[str, Any], opts: argparse.Namespace) -> int:
