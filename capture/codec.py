@@ -32,7 +32,7 @@ from .records import (
     from_plain, plain,
 )
 from .shapes import Shapes
-from .steps import Steps, step_columns, step_rows, steps_from_columns
+from .steps import Steps, step_columns, step_rows
 from .steps import from_json as step_from_json
 
 SCHEMA_VERSION = 2
@@ -125,13 +125,16 @@ def compile_fields(d: dict[str, Any]) -> dict[str, Any]:
     d = dict(d)
     read = d["vars"]
     vars_ = [Var(**v) for v in (vars_from_columns(read) if isinstance(read, dict) else read)]
-    steps = Steps(vars_)
-    add_row = steps.add_row
-    shared: dict[tuple, tuple] = {}   # equal values (a frame's locals) kept once
     rows = d["steps"]
-    for s in (steps_from_columns(rows) if isinstance(rows, dict) else rows):
-        add_row(tuple(shared.setdefault(v, v) if type(v) is tuple else v
-                      for v in step_from_json(s)))
+    if isinstance(rows, dict):   # columns: read column by column
+        steps = Steps.from_columns(vars_, rows)
+    else:
+        steps = Steps(vars_)
+        add_row = steps.add_row
+        shared: dict[tuple, tuple] = {}   # equal values (a frame's locals) kept once
+        for s in rows:
+            add_row(tuple(shared.setdefault(v, v) if type(v) is tuple else v
+                          for v in step_from_json(s)))
     d["vars"], d["steps"] = vars_, steps
     d["codes"] = [CodeInfo.from_dict(ci) for ci in d["codes"]]
     for name, cls in _COMPILE_LISTS.items():

@@ -36,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import accumulate, chain
 from dataclasses import dataclass
 from typing import Any, overload
 
@@ -342,6 +343,48 @@ class Steps(Sequence[Step]):
     def add_row(self, row: tuple) -> None:
         """Store a step given as a row: its fields in the declared order."""
         self.add(*row)
+
+    @classmethod
+    def from_columns(cls, vars: list[Var], d: dict[str, Any]) -> Steps:
+        """Steps written as columns (`step_columns`) read back, column by column: the same
+        steps as reading each one's JSON dict (`steps_from_columns`) and adding it, with no
+        dict made a step. A column missing (written before its field existed) reads as
+        the field's default; a table's values are made once and shared by the steps."""
+        n = d["length"]
+        steps = cls(vars)
+        cols = []
+        for f, (_, convert, default) in zip(STEP_FIELDS, _ROW_FROM_JSON):
+            col = d.get(f.name)
+            if f.column == "place":
+                cols.append(list(col) if col is not None else list(range(n)))
+            elif col is None:
+                if default is REQUIRED:
+                    raise KeyError(f"the steps' columns have no {f.name!r}")
+                cols.append([default] * n)
+            elif f.column == "plain":
+                cols.append(list(col) if convert is _identity else list(map(convert, col)))
+            elif f.column == "text":
+                strings = d["strings"]
+                cols.append([strings[k] for k in col])
+            elif f.column == "table":
+                table = [convert(v) for v in d[f.table]]
+                cols.append([table[k] for k in col])
+            elif f.column == "sparse":
+                values = [default] * n
+                for k, v in col:
+                    values[k] = convert(v)
+                cols.append(values)
+            else:
+                raise ValueError(f"step field {f.name}: unknown column {f.column!r}")
+            if len(cols[-1]) != n:
+                raise ValueError(f"the steps' column {f.name!r} has {len(cols[-1])} values "
+                                 f"for {n} steps")
+        stacks = cols[_FLAT]
+        steps._stack = array("q", chain.from_iterable(stacks))
+        steps._ends = array("q", accumulate(map(len, stacks)))
+        cols[_FLAT] = []  # kept in the flat array
+        steps._cols = tuple(cols)
+        return steps
 
     def append(self, step: Step) -> None:
         row = [kept(getattr(step, f.step_attr)) for f, kept in zip(STEP_FIELDS, _ROW_KEPT)]
