@@ -1,0 +1,43 @@
+"""Two ranks compile the same two functions and trace them differently.
+
+Run with: torchrun --standalone --nproc-per-node 2 rank_branch.py
+`branchy` takes another branch on rank 1 (a test of the rank, which Dynamo reads as a
+constant); `sized` is called with 4 rows on rank 0 and 6 on rank 1. Each rank prints
+`RANK <r> graphs=<g> nodes=<n>`: the graphs Dynamo compiled (torch._dynamo's counters)
+and the nodes of each graph as its own backend saw them, in order.
+"""
+
+import torch
+import torch.distributed as dist
+
+graphs = []
+
+
+def backend(gm, example_inputs):
+    graphs.append(sum(1 for n in gm.graph.nodes if n.op not in ("placeholder", "output")))
+    return gm.forward
+
+
+def branchy(x):
+    y = x.sin()
+    if dist.get_rank() == 1:
+        y = y * 2
+    return y.cos()
+
+
+def sized(x):
+    return (x * 3).sum(0)
+
+
+def main():
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    torch.compile(branchy, backend=backend)(torch.ones(4))
+    torch.compile(sized, backend=backend)(torch.ones(4 + 2 * rank, 3))
+    count = torch._dynamo.utils.counters["stats"]["unique_graphs"]
+    print(f"RANK {rank} graphs={count} nodes={','.join(map(str, graphs))}", flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
