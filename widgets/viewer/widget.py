@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets
 
+from .fallback import fallback_html
 from .state import clamp_step, compile_number, viewer_state
 
 if TYPE_CHECKING:
@@ -121,11 +122,11 @@ class TraceViewer(anywidget.AnyWidget):
         return f"TraceViewer({len(r.compiles)} compile(s){listed}; {r.step_count} steps)"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        # Beside the widget view, what a host that cannot draw it shows (fallback.py):
+        # hosts that draw widgets take the widget view, the richer type.
         bundle = super()._repr_mimebundle_(**kwargs)
-        if isinstance(bundle, tuple):   # (data, metadata) from some versions
-            data, meta = bundle
-            data["text/plain"] = repr(self)
-            return data, meta
-        if bundle is not None:
-            bundle["text/plain"] = repr(self)  # ipywidgets cuts it at 110 characters
+        data = bundle[0] if isinstance(bundle, tuple) else bundle   # (data, metadata) from some versions
+        if data is not None:
+            data["text/plain"] = repr(self)  # ipywidgets cuts it at 110 characters
+            data["text/html"] = fallback_html(self.recording)
         return bundle
