@@ -539,7 +539,12 @@ def comparison_text(cmp: Comparison) -> str:
     only_b = sum(1 for x, y in cmp.aligned if x is None)
     out.append(f"steps: {cmp.same_steps} aligned, {only_a} only in {ia}, {only_b} only in {ib}")
     d = cmp.divergence
-    if d is None:
+    stepless = [f"[{c.compile_id}]" for c in (a, b) if not c.steps]
+    if stepless:
+        out.append(f"first divergence: not known, {' and '.join(stepless)} kept without steps "
+                   "(read from a TORCH_TRACE log, or outside record(only=...)): record the "
+                   "program to compare step by step")
+    elif d is None:
         out.append("no divergence: the same instructions left the same trackers")
     else:
         steps = f"{ia} step {d.a if d.a is not None else '-'} / {ib} step " \

@@ -494,3 +494,43 @@ def test_tlparse_finds_the_same_compiles_graphs_and_guard_trees(logs, tmp_path):
             assert files["dynamo_output_graph"].read_text().rstrip("\n") == c.graph_code
             tree = files["dynamo_cpp_guards_str"].read_text()
             assert tree.split("\nGuard latency")[0].rstrip("\n") == c.guard_tree
+
+
+@pytest.mark.browser
+def test_compare_on_a_log_sets_a_recompile_beside_its_compile_without_steps(logs, tmp_path):
+    """C on a recompile read from a log: both sides say they were kept without steps, the
+    failed guard and the guards that differ are listed, and nothing raises in the page."""
+    from bench import lab_server
+
+    _, rec = _one(_log(logs, "seq_len"))
+    recompiles = [k for k, c in enumerate(rec.compiles) if c.replaces]
+    assert recompiles, "the seq_len log holds a recompile"
+    k = recompiles[0]
+    out = tmp_path / "seq_len.html"
+    assert cli.main(["html", "--from-trace", str(_log(logs, "seq_len")), "-o", str(out),
+                     "--compile", rec.compiles[k].compile_id, "-q"]) == 0
+    with lab_server.chromium() as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(out.resolve().as_uri())
+        page.wait_for_selector(".dl-viewer[data-ready='1']", timeout=20_000)
+        root = page.locator(".dl-viewer").first
+        root.focus()
+        page.keyboard.press("c")
+        cmp = root.locator(".dl-cmp")
+        cmp.wait_for(state="visible", timeout=5_000)
+        sides = [cmp.locator(f".dl-cmp-{side}").inner_text() for side in ("left", "right")]
+        reasons = cmp.locator(".dl-cmp-reasons li").all_text_contents()
+        divergence = cmp.locator(".dl-cmp-stepless").inner_text()
+        guards = cmp.locator(".dl-cmp-guards li").count()
+        page.close()
+    assert errors == [], errors
+    assert all("kept without steps" in s for s in sides), sides
+    # the log's reason, not a claim that no guard failed; no divergence claimed either
+    assert reasons == rec.compiles[k].recompile_reasons and "size mismatch" in reasons[0]
+    assert divergence.startswith("Not known: [0/0] and [0/1] were kept without steps")
+    assert guards >= 1
+    text = str(capture.compare(rec, rec.compiles[k].replaces, rec.compiles[k].compile_id))
+    assert "not known, [0/0] and [0/1] kept without steps" in text
+    assert "no divergence" not in text

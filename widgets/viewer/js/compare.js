@@ -270,3 +270,24 @@ export function divergenceTarget(rec, comparisons, k, other) {
   if (step == null) return null;
   return { compile: to, step, note: `The first divergence: ${dv.instruction} on line ${dv.lineno} (${dv.why}).` };
 }
+
+/** What the compare view says where no guard of `a` is listed as failing for `b`: {text,
+ * reasons}. A compile read from a TORCH_TRACE log keeps Dynamo's own reason (its first
+ * failure only) instead of every failed guard: those are the `reasons`. */
+export function noFailedGuards(a, b) {
+  const ia = `[${a.compile_id}]`, ib = `[${b.compile_id}]`;
+  const replaces = b.replaces === a.compile_id;
+  const reasons = replaces && !b.steps.length ? b.recompile_reasons || [] : [];
+  if (reasons.length) return { text: "Not recorded; Dynamo's own reason (its first failure only):", reasons };
+  return { reasons, text: replaces ? `${ib} replaces ${ia}, but no guard of it is recorded as failing.` :
+    `None recorded: ${ib} ${b.replaces ? `was compiled instead of [${b.replaces}]` : "is not a recompile"}.` };
+}
+
+/** Why no first divergence can be found for `a` beside `b`: a sentence where either was
+ * kept without steps (a TORCH_TRACE log, outside record(only=...)), else null. */
+export function steplessNote(a, b) {
+  const stepless = [a, b].filter((c) => !c.steps.length).map((c) => `[${c.compile_id}]`);
+  if (!stepless.length) return null;
+  return `Not known: ${stepless.join(" and ")} ${stepless.length > 1 ? "were" : "was"} kept without steps ` +
+    "(read from a TORCH_TRACE log, or outside record(only=...)); record the program to compare it step by step.";
+}

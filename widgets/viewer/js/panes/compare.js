@@ -7,7 +7,7 @@
 
 import {
   compareTarget, comparisonsOf, defaultPartner, divergenceSteps, divergenceTarget, failedGuards, guardChanges,
-  keptPartner, pairOf, partnerStep, refusals, stepBeside,
+  keptPartner, noFailedGuards, pairOf, partnerStep, refusals, stepBeside, steplessNote,
 } from "../compare.js";
 import { compileTitle, lastStep } from "../recording.js";
 import { code, h, pane, plural } from "../dom.js";
@@ -17,9 +17,7 @@ import { answerLines, answerOf, failedGuardUser } from "../answers.js";
 
 const MAX_ROWS = 60;   // guard and node rows listed per list; the rest are counted
 
-function more(n) {
-  return n > MAX_ROWS ? h("li", { class: "dl-faint" }, `… ${n - MAX_ROWS} more`) : null;
-}
+const more = (n) => (n > MAX_ROWS ? h("li", { class: "dl-faint" }, `… ${n - MAX_ROWS} more`) : null);
 
 /** A link to step `step` of compile k (a guard's step, when `guard` is given). */
 function goTo(k, step, label, { guard = null, note = "", title = null } = {}) {
@@ -75,11 +73,9 @@ function whyBody(rec, d, left, right) {
   const failed = failedGuards(rec, left, right);
   if (left !== right) out.push(...explainSays(rec, right));
   out.push(h("div", { class: "dl-subtitle" }, `Guards of ${ia} that failed on the call that made ${ib}`));
-  if (failed.length) out.push(h("ul", { class: "dl-list" }, failed.map((r) => failedItem(rec, r, right))));
-  else {
-    out.push(h("div", { class: "dl-faint" }, b.replaces === a.compile_id ? `${ib} replaces ${ia}, but no guard of it is recorded as failing.` :
-      `None recorded: ${ib} ${b.replaces ? `was compiled instead of [${b.replaces}]` : "is not a recompile"}.`));
-  }
+  const none = failed.length ? null : noFailedGuards(a, b);   // a log keeps Dynamo's first reason only
+  out.push(none ? h("div", { class: "dl-faint" }, none.text) : h("ul", { class: "dl-list" }, failed.map((r) => failedItem(rec, r, right))));
+  if (none && none.reasons.length) out.push(h("ul", { class: "dl-list dl-cmp-reasons" }, none.reasons.map((r) => h("li", null, code(r)))));
   for (const r of refusals(rec, [left, right])) {
     out.push(h("div", { class: "dl-subtitle dl-cmp-refused" }, `A later call was refused (${r.kind.replace(/_/g, " ")})`,
       r.compile_id ? ` at [${r.compile_id}]` : "", ": guards that failed"),
@@ -88,7 +84,9 @@ function whyBody(rec, d, left, right) {
   if (!d) return out;
   const dv = d.divergence;
   out.push(h("div", { class: "dl-subtitle" }, "First divergence"));
-  if (!dv) out.push(h("div", { class: "dl-faint" }, "None: the same instructions left the same trackers."));
+  const stepless = steplessNote(a, b);
+  if (stepless) out.push(h("div", { class: "dl-faint dl-cmp-stepless" }, stepless));
+  else if (!dv) out.push(h("div", { class: "dl-faint" }, "None: the same instructions left the same trackers."));
   else {
     const at = divergenceSteps(d);
     out.push(h("div", { class: "dl-cmp-divergence" },
@@ -132,9 +130,11 @@ function trackerItem(e, name, flashed) {
 function sideBody(rec, k, c, i, o, j, { shown, exact, flashed }) {
   const title = [h("span", { class: "dl-cmp-id" }, compileTitle(null, c, k)), " ",
     h("span", { class: "dl-dim" }, shown ? "· shown" : "· beside it")];
+  const stepless = [title, h("div", { class: "dl-faint" }, "This compile was kept without steps: its guards and graph are compared below.")];
+  if (!c.steps.length) return stepless;   // a TORCH_TRACE log, record(only=...)
   if (i == null) return [title, h("div", { class: "dl-faint" }, "No step of this compile lines up here.")];
   const s = stepBeside(c, i, o, j);
-  if (!s) return [title, h("div", { class: "dl-faint" }, "This compile was kept without steps: its guards and graph are compared below.")];
+  if (!s) return stepless;
   const head = h("div", { class: s.sameInstruction || j == null ? "dl-cmp-step" : "dl-cmp-step dl-cmp-differs" },
     shown ? `step ${i} / ${lastStep(c)} ` : goTo(k, i, `step ${i} / ${lastStep(c)}`, { title: "show this compile at this step" }), " ",
     code(s.instruction), s.lineno != null ? ` · line ${s.lineno}` : "", s.depth ? ` · in ${s.code_name}` : "");
