@@ -164,7 +164,18 @@ def pair_differs(p: Comparison) -> bool:
     return bool(p.divergence or p.guards_changed or p.guards_only_in_a or p.guards_only_in_b
                 or p.nodes_added or p.nodes_removed or p.nodes_changed
                 or p.a.outcome != p.b.outcome or dims_differ(p) or split_differs(p.a, p.b)
+                or recompiled_differently(p.a, p.b)
                 or any(x is None or y is None for x, y in p.aligned))
+
+
+def _failed(c: Compile) -> tuple:
+    return tuple((fg.kind, fg.source, fg.what, fg.expected, fg.seen) for fg in c.failed_guards)
+
+
+def recompiled_differently(a: Compile, b: Compile) -> bool:
+    """Whether one is a recompile and the other not, or they recompiled on other guards
+    or values."""
+    return (a.replaces is None) != (b.replaces is None) or _failed(a) != _failed(b)
 
 
 def dims_differ(p: Comparison) -> list[tuple[str, str, str]]:
@@ -279,10 +290,16 @@ def _frame_dict(f: FrameDiff, ranks: tuple[int, int]) -> dict[str, Any]:
             "nodes_only_a": list(p.nodes_removed), "nodes_only_b": list(p.nodes_added),
             "nodes_changed": [n.name for n in p.nodes_changed],
             "ddp_split_differs": split_differs(p.a, p.b),
+            "recompiled_differently": recompiled_differently(p.a, p.b),
         })
     return {"function": f.function, "file": f.filename, "lineno": f.firstlineno,
             "compiles": {str(ranks[0]): [c.compile_id for c in f.a],
                          str(ranks[1]): [c.compile_id for c in f.b]},
+            # compiles one rank made beyond the other's: each with what it replaces and
+            # the guards that failed on the call
+            "more": [{"compile_id": c.compile_id, "replaces": c.replaces,
+                      "failed_guards": [failed_guard_line(fg) for fg in c.failed_guards]}
+                     for c in (f.a[len(f.b):] or f.b[len(f.a):])],
             "pairs": pairs}
 
 
@@ -346,6 +363,14 @@ def _pair_text(p: Comparison, ranks: tuple[int, int]) -> list[str]:
     out = [f"  {ids}:"]
     if a.outcome != b.outcome:
         out.append(f"    outcome: {a.title()} on rank {ra}; {b.title()} on rank {rb}")
+    if recompiled_differently(a, b):
+        for rank, c in ((ra, a), (rb, b)):
+            if c.replaces is None:
+                out.append(f"    rank {rank}'s [{c.compile_id}] is no recompile")
+                continue
+            out.append(f"    rank {rank}'s [{c.compile_id}] replaces [{c.replaces}]; guards that "
+                       f"failed on the call ({len(c.failed_guards)}):")
+            out += [f"      {failed_guard_line(fg)}" for fg in c.failed_guards]
     for source, x, y in dims_differ(p):
         out.append(f"    input dimension {source} is {x} on rank {ra} and {y} on rank {rb}")
     d = p.divergence

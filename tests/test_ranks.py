@@ -208,6 +208,21 @@ def test_the_comparison_names_the_input_dimension_that_differs(branchy):
     assert "input dimension L['x'].size()[0] is 4 on rank 0 and 6 on rank 1" in str(cmp)
 
 
+def test_the_comparison_names_the_recompile_only_rank_1_made(branchy):
+    _, printed, (r0, r1), _ = branchy
+    cmp = compare_ranks(r0, r1)
+    frame = next(f for f in cmp.frames if f.function == "sized")
+    assert (len(frame.a), len(frame.b)) == (1, 2)
+    again = frame.b[1]
+    assert again.replaces == frame.b[0].compile_id
+    (fg,) = again.failed_guards
+    assert (fg.source, fg.expected, fg.seen) == ("L['x']", "[6, 3]", "[8, 3]")
+    # rank 1's Dynamo made one graph more, as its counters say
+    assert int(printed[1]["graphs"]) == int(printed[0]["graphs"]) + 1
+    assert (f"rank 1's [{again.compile_id}] replaces its [{again.replaces}]; guards that "
+            "failed on the call (1):") in str(cmp)
+
+
 def test_explain_of_two_rank_recordings(branchy):
     tmp, _, _, _ = branchy
     files = [str(tmp / f"trace.rank{k}.json") for k in (0, 1)]

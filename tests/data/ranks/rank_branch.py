@@ -2,9 +2,10 @@
 
 Run with: torchrun --standalone --nproc-per-node 2 rank_branch.py
 `branchy` takes another branch on rank 1 (a test of the rank, which Dynamo reads as a
-constant); `sized` is called with 4 rows on rank 0 and 6 on rank 1. Each rank prints
-`RANK <r> graphs=<g> nodes=<n>`: the graphs Dynamo compiled (torch._dynamo's counters)
-and the nodes of each graph as its own backend saw them, in order.
+constant); `sized` is called with 4 rows on rank 0 and 6 on rank 1, then once more on
+rank 1 only, with 8 rows (a recompile there). Each rank prints `RANK <r> graphs=<g>
+nodes=<n>`: the graphs Dynamo compiled (torch._dynamo's counters) and the nodes of each
+graph as its own backend saw them, in order.
 """
 
 import torch
@@ -33,7 +34,10 @@ def main():
     dist.init_process_group("gloo")
     rank = dist.get_rank()
     torch.compile(branchy, backend=backend)(torch.ones(4))
-    torch.compile(sized, backend=backend)(torch.ones(4 + 2 * rank, 3))
+    compiled = torch.compile(sized, backend=backend)
+    compiled(torch.ones(4 + 2 * rank, 3))
+    if rank == 1:
+        compiled(torch.ones(8, 3))   # a recompile on rank 1 only
     count = torch._dynamo.utils.counters["stats"]["unique_graphs"]
     print(f"RANK {rank} graphs={count} nodes={','.join(map(str, graphs))}", flush=True)
     dist.destroy_process_group()
