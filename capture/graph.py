@@ -1,10 +1,11 @@
-"""FX nodes as records: op, target, arguments, fake-tensor metadata, creating step."""
+"""FX nodes as records: op, target, arguments, fake-tensor metadata, creating step and
+the module they were made in."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from .internals import example_value
+from .internals import example_value, module_path
 from .recording import Node
 from .text import MAX_ARGS, MAX_NAME, exact, shorten
 from .variables import tensor_meta
@@ -40,7 +41,9 @@ def describe_node(node: Any, step: int | None) -> Node:
     value = example_value(node)
     if value is not None:
         shape, dtype = tensor_meta(value)
+    module = module_path(node)
     return Node(name=node_name(node), op=node.op,
                 target=target_name(node.target), args=shorten(args, MAX_ARGS),
                 inputs=tuple(node_name(n) for n in node.all_input_nodes),
-                shape=shape, dtype=dtype, step=step)
+                shape=shape, dtype=dtype, step=step,
+                module=None if module is None else shorten(module, MAX_NAME))

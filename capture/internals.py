@@ -1269,3 +1269,16 @@ def ddp_buckets(optimizer: Any, graph: Any) -> list[BucketFields] | None:
     return [BucketFields(int(b.size), tuple(b.params), tuple(n.name for n in reversed(b.nodes)),
                          int(b.opcount_increased_to_capture_external_output))
             for b in buckets]
+
+
+def module_path(node: Any) -> str | None:
+    """The qualified path of the module an FX node was made in, as Dynamo wrote it
+    (`L['self'].transformer.h.3.attn`): the innermost, last, entry of the node's
+    `meta["nn_module_stack"]` (an ordered dict key -> (path, module type) that Dynamo
+    fills while it inlines a module's `forward`); None for a node made outside any module."""
+    stack = node.meta.get("nn_module_stack")
+    if not stack:
+        return None
+    entry = next(reversed(stack.values()))
+    path = entry[0] if isinstance(entry, tuple) and entry else None
+    return path if isinstance(path, str) else None

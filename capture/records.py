@@ -157,6 +157,7 @@ class Node:
     in_graph: bool = True
     created_name: str | None = None
     renamed_at: int | None = None
+    module: str | None = None   # the module it was made in, innermost (`L['self'].h.3.attn`)
 
     def name_at(self, step: int) -> str:
         """The node's name as Dynamo held it at the end of `step`."""
