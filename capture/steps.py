@@ -421,6 +421,12 @@ class Steps(Sequence[Step]):
         cols[_FLAT] = self._stacks(0, len(self._ends))
         return cols
 
+    def stack_lists(self) -> list[list[int]]:
+        """Every step's stack as a list (its JSON), made from the flat array with no tuple
+        between (a big recording's JSON is written with less memory)."""
+        flat, ends = self._stack, self._ends
+        return [flat[b:e].tolist() for b, e in zip(chain((0,), ends), ends)]
+
     def row(self, i: int) -> tuple:
         """Step i's fields in order, as `add` took them."""
         n = len(self._ends)
@@ -431,9 +437,14 @@ class Steps(Sequence[Step]):
         return tuple(self._stacks(i, i + 1)[0] if k == _FLAT else col[i]
                      for k, col in enumerate(self._cols))
 
-    def rows(self) -> list[tuple]:
-        """Every step's fields, in order (made when asked for: read, never change them)."""
-        return list(zip(*self.columns()))
+    def rows(self, start: int = 0, stop: int | None = None) -> list[tuple]:
+        """The fields of steps start to stop (every step's by default), in order (made
+        when asked for: read, never change them)."""
+        n = len(self._ends)
+        stop = n if stop is None else min(stop, n)
+        start = min(start, stop)
+        return list(zip(*[self._stacks(start, stop) if k == _FLAT else col[start:stop]
+                          for k, col in enumerate(self._cols)]))
 
     def __len__(self) -> int:
         return len(self._ends)
@@ -445,7 +456,11 @@ class Steps(Sequence[Step]):
 
     def __getitem__(self, i: int | slice) -> Step | list[Step]:
         if isinstance(i, slice):
-            return [_step(self.row(k), self._vars) for k in range(*i.indices(len(self)))]
+            start, stop, stride = i.indices(len(self))
+            table = self._vars
+            if stride == 1:   # read in bulk: a break's explanation slices a whole compile
+                return [_step(row, table) for row in self.rows(start, stop)]
+            return [_step(self.row(k), table) for k in range(start, stop, stride)]
         return _step(self.row(i), self._vars)
 
     def __iter__(self) -> Iterator[Step]:
@@ -499,19 +514,21 @@ def step_columns(steps: Steps) -> dict[str, Any]:
             strings.append(text)
         return k
 
-    columns = steps.columns()
+    columns = list(steps._cols)
+    columns[_FLAT] = steps.stack_lists()   # already the JSON's lists (see below)
     # strings in the order steps first use them, field by field within a step
     for texts in zip(*[values for f, values in zip(STEP_FIELDS, columns) if f.column == "text"]):
         for text in texts:
             string(text)
     out: dict[str, Any] = {"length": len(steps), "strings": strings}
-    for f, values in zip(STEP_FIELDS, columns):
+    for pos, (f, values) in enumerate(zip(STEP_FIELDS, columns)):
         convert = _TO_JSON[f.value]
         if f.column == "place":
             if any(v != k for k, v in enumerate(values)):   # steps made by hand
                 out[f.name] = list(values)
         elif f.column == "plain":
-            out[f.name] = values if convert is _identity else [convert(v) for v in values]
+            out[f.name] = values if convert is _identity or pos == _FLAT \
+                else [convert(v) for v in values]
         elif f.column == "text":
             out[f.name] = [string(v) for v in values]
         elif f.column == "table":

@@ -115,6 +115,23 @@ def test_json_made_before_a_field_existed_reads_its_default(rec):
         Recording.from_dict(cols)
 
 
+def test_a_slice_of_steps_is_the_steps_read_one_by_one(rec):
+    steps = max((c.steps for c in rec.compiles), key=len)
+    n = len(steps)
+    for sl in (slice(None), slice(3, n - 2), slice(n - 2, n + 5), slice(5, 2), slice(-4, None),
+               slice(1, None, 3), slice(None, None, -1)):
+        got, want = steps[sl], [steps[k] for k in range(*sl.indices(n))]
+        assert got == want and [s.index for s in got] == [s.index for s in want], sl
+    assert [s.stack_ids for s in steps] == [steps[k].stack_ids for k in range(n)]
+
+
+def test_a_column_of_another_length_than_the_steps_is_refused(rec):
+    cols = rec.to_dict(columns=True)
+    cols["compiles"][0]["steps"]["offset"].pop()
+    with pytest.raises(ValueError, match="offset"):
+        Recording.from_dict(cols)
+
+
 def test_no_reader_or_writer_names_a_field_but_the_declaration():
     """The codec, the recording and the viewer's decoder name no step field: each reads
     the declaration (the recorder names them all, by keyword, in one call)."""
