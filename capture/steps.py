@@ -279,8 +279,16 @@ Step.__doc__ = """One instruction the tracer executed, and the state it left beh
     """
 
 
+# the fields whose kept value is not the Step's attribute as it is (a few of them)
+_CONVERTED = tuple((k, convert) for k, convert in enumerate(_ROW_ON_STEP)
+                   if convert is not _identity)
+
+
 def _step(row: tuple, table: list[Var]) -> Step:
-    return Step(*[convert(v) for convert, v in zip(_ROW_ON_STEP, row)], table)
+    values = list(row)
+    for k, convert in _CONVERTED:
+        values[k] = convert(values[k])
+    return Step(*values, table)
 
 
 # -- Steps ---------------------------------------------------------------------------------
