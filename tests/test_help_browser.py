@@ -362,3 +362,36 @@ def test_help_break_keyboard_and_live_region_in_jupyterlab(lab_viewer, recording
     check_announced(page, root)
     assert root.locator(".dl-panes .dl-title").first.get_attribute("role") == "heading"
     assert page.dl_errors == []
+
+
+def test_a_word_painted_under_a_resting_pointer_shows_no_help_until_the_pointer_moves(page_of, exported):
+    """Stepping by key while the pointer rests on the stack: the words painted under it at
+    each step open no tooltip by themselves; moving the pointer opens the one under it."""
+    page = page_of(exported)
+    root = page.locator(".dl-viewer")
+    tip = root.locator("[role=tooltip]")
+    root.focus()
+    word = root.locator(".dl-stack .dl-pane-body [data-help-tracker]").first
+    for _ in range(40):   # a step whose stack shows a tracker's kind
+        if word.count():
+            break
+        page.keyboard.press("ArrowRight")
+    box = word.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.wait_for_function("t => !t.hidden", arg=tip.element_handle(), timeout=2_000)
+    page.keyboard.press("Escape")
+    assert tip.is_hidden()
+    shown = []
+    for _ in range(6):
+        page.keyboard.press("ArrowRight")
+        page.wait_for_timeout(150)
+        under = page.evaluate("([x, y]) => { const e = document.elementFromPoint(x, y); "
+                              "return !!(e && e.closest('[data-help-tracker]')); }", [x, y])
+        shown.append((under, tip.is_visible()))
+    assert any(under for under, _ in shown), "no word came under the pointer"
+    assert not any(visible for _, visible in shown), shown
+    page.mouse.move(x + 1, y)
+    if page.evaluate("([x, y]) => !!document.elementFromPoint(x, y).closest('[data-help-tracker]')", [x + 1, y]):
+        page.wait_for_function("t => !t.hidden", arg=tip.element_handle(), timeout=2_000)
+    assert page.dl_errors == []

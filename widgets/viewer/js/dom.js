@@ -45,10 +45,19 @@ export function commaList(items, make = code) {
   return items.map((x, j) => [j ? ", " : "", make(x)]);
 }
 
-/** Where step s runs: its callers, then its own code (`f line 3 › g`). */
+/** The callers a title shows of an inline stack: the compiled frame (the user's function,
+ * where the path starts), the innermost `keep`, and how many are left out between. */
+export function crumbParts(stack, keep = 1) {
+  const parts = stack.map(([name, line]) => `${name} line ${line}`);
+  if (parts.length <= keep + 2) return parts;
+  return [parts[0], `… ${parts.length - keep - 1} more`, ...parts.slice(-keep)];
+}
+
+/** Where step s runs: its callers, then its own code (`f line 3 › g`); a deep path keeps its
+ * two ends, and the whole of it is the title. */
 export function crumbs(s) {
-  const parts = s.inline_stack.map(([name, line]) => `${name} line ${line}`);
-  return h("span", { class: "dl-crumbs" }, parts.map((p) => [p, " › "]), code(s.code_name));
+  const whole = [...s.inline_stack.map(([name, line]) => `${name} line ${line}`), s.code_name].join(" › ");
+  return h("span", { class: "dl-crumbs", title: whole }, crumbParts(s.inline_stack).map((p) => [p, " › "]), code(s.code_name));
 }
 
 // -- a pane: a title and a body, each replaced only when what it shows changed --------------

@@ -169,8 +169,27 @@ export function helpTips(root, context) {
   }
 
   const word = (e) => (e.target && e.target.closest ? e.target.closest(HELP_SELECTOR) : null);
+  // After a paint a word may come to lie under a pointer that has not moved: the browser
+  // says "mouseover", but nobody pointed at it. Such a word shows its help once the pointer
+  // moves (to other coordinates) again.
+  let still = false, at = null;
+  const moved = (e) => !at || e.clientX !== at[0] || e.clientY !== at[1];
   const on = {
-    mouseover: (e) => { const t = word(e); if (t) show(t); },
+    mouseover: (e) => {
+      if (still && !moved(e)) return;
+      still = false;
+      at = [e.clientX, e.clientY];
+      const t = word(e);
+      if (t) show(t);
+    },
+    mousemove: (e) => {
+      if (!moved(e)) return;
+      at = [e.clientX, e.clientY];
+      if (!still) return;
+      still = false;
+      const t = word(e);
+      if (t && t !== target) show(t);
+    },
     mouseout: (e) => { const t = word(e); if (t && t === target && !t.contains(e.relatedTarget) && document.activeElement !== t) hide(); },
     focusin: (e) => { const t = word(e); if (t) show(t); else hide(); },
     focusout: (e) => { if (target && !target.contains(e.relatedTarget)) hide(); },
@@ -179,7 +198,7 @@ export function helpTips(root, context) {
   for (const [name, f] of Object.entries(on)) root.addEventListener(name, f);
   return {
     el, hide,
-    refresh() { if (target && !target.isConnected) hide(); },
+    refresh() { still = true; if (target && !target.isConnected) hide(); },
     destroy() { for (const [name, f] of Object.entries(on)) root.removeEventListener(name, f); el.remove(); },
   };
 }
