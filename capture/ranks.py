@@ -23,6 +23,7 @@ that differ, and the guards, graph nodes, outcomes and DDP bucket splits that di
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Mapping
@@ -440,6 +441,76 @@ def _split_difference(sa: DdpSplit | None, sb: DdpSplit | None, ranks: tuple[int
         return "DDP buckets of " + ", ".join(f"{len(b.nodes)} node(s)" for b in s.buckets)
 
     return f"DDP split: rank {ra} {said(sa)}; rank {rb} {said(sb)}"
+
+
+# -- one page of several ranks ---------------------------------------------------------------
+
+
+def merged(recordings: list[Recording], ranks: list[int]) -> tuple[Recording, list[str]]:
+    """Several ranks' recordings as one, for one page, and each compile's title naming its rank.
+
+    Each rank's compiles in turn, each marked with its rank (`Compile.rank`) and moved to a
+    generation of its own, so that compile ids, which repeat from rank to rank, stay apart
+    as they do after a `torch._dynamo.reset()`: a recompile's `replaces` and its failed
+    guards still name its own rank's compiles. Events say their rank; an event's failed
+    guards are kept only where no other rank has a compile of that id. Dynamo's counters
+    are each rank's own and are left out (the titles and the page's note say each rank's
+    compiles)."""
+    ids: dict[str, set[int]] = {}
+    for r, k in zip(recordings, ranks):
+        for c in r.compiles:
+            ids.setdefault(c.compile_id, set()).add(k)
+    first = recordings[0]
+    out = Recording(torch_version=first.torch_version, python_version=first.python_version,
+                    max_steps=first.max_steps, max_compile_steps=first.max_compile_steps,
+                    max_chars=first.max_chars, world_size=first.world_size,
+                    truncated=any(r.truncated for r in recordings))
+    titles: list[str] = []
+    offset = 0
+    for r, k in zip(recordings, ranks):
+        for c in r.compiles:
+            titles.append(f"rank {k} · {c.title()}")
+            out.compiles.append(dataclasses.replace(c, generation=c.generation + offset, rank=k))
+        for e in r.events:
+            alone = e.compile_id is None or ids.get(e.compile_id, {k}) == {k}
+            out.events.append(dataclasses.replace(
+                e, message=f"rank {k}: {e.message}",
+                failed_guards=e.failed_guards if alone else ()))
+        offset += 1 + max((c.generation for c in r.compiles), default=0)
+    return out, titles
+
+
+# Every pair of compiles of one function is compared while it has at most this many
+# compiles over all ranks; past it, each beside the next and beside the same-numbered
+# compile of the function on every other rank.
+ALL_PAIRS_UP_TO = 8
+
+
+def rank_pairs(recording: Recording) -> list[tuple[int, int, Comparison]]:
+    """The pairs of compiles of one function (`merged`'s, across ranks and within one) a
+    page's compare mode offers, by index, each compared (`compare_compiles`)."""
+    groups: dict[tuple[str, str, int], list[int]] = {}
+    for k, c in enumerate(recording.compiles):
+        groups.setdefault(_key(c), []).append(k)
+    pairs: set[tuple[int, int]] = set()
+    for ks in groups.values():
+        if len(ks) <= ALL_PAIRS_UP_TO:
+            pairs.update((x, y) for j, x in enumerate(ks) for y in ks[j + 1:])
+            continue
+        pairs.update(zip(ks, ks[1:]))
+        by_rank: dict[Any, list[int]] = {}
+        for k in ks:
+            by_rank.setdefault(recording.compiles[k].rank, []).append(k)
+        lists = list(by_rank.values())
+        for j, xs in enumerate(lists):
+            for ys in lists[j + 1:]:
+                pairs.update(zip(xs, ys))
+    out, memo = [], {}
+    for x, y in sorted(pairs):
+        a, b = recording.compiles[x], recording.compiles[y]
+        same = a.rank == b.rank and a.generation == b.generation
+        out.append((x, y, compare_compiles(a, b, memo=memo, same_process=same)))
+    return out
 
 
 def ranks_texts(recordings: list[Recording], ranks: list[int]) -> str:

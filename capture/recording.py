@@ -78,6 +78,8 @@ class Compile:
     # DDP under torch.compile: how DDPOptimizer split the graph into buckets
     # (capture/records.py `DdpSplit`); None where it did not split this graph
     ddp_split: DdpSplit | None = None
+    # a page of several ranks' recordings (capture.ranks.merged): the rank that made it
+    rank: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.steps, Steps):  # a list of Steps, or none

@@ -249,3 +249,70 @@ def test_explain_of_a_recording_and_a_script_says_what_to_give(branchy):
         assert cli.main(["explain", str(tmp / "trace.rank0.json"), "prog.py"]) == 2
     assert "prog.py is not a .json recording" in err.getvalue()
     assert err.getvalue().count("\n") == 1
+
+
+# -- one page of several ranks ------------------------------------------------------------
+
+
+def test_several_ranks_make_one_recording_whose_ids_stay_apart(branchy):
+    from capture.ranks import merged, rank_pairs
+
+    _, _, (r0, r1), _ = branchy
+    m, titles = merged([r0, r1], [0, 1])
+    assert [c.rank for c in m.compiles] == [0] * len(r0.compiles) + [1] * len(r1.compiles)
+    assert titles == [f"rank 0 · {c.title()}" for c in r0.compiles] + \
+        [f"rank 1 · {c.title()}" for c in r1.compiles]
+    # ids repeat from rank to rank; each rank's generation keeps them apart, so a recompile
+    # still names its own rank's compile
+    again = m.compiles[-1]
+    assert again.rank == 1 and m.compile(again.replaces, again.generation).rank == 1
+    pairs = {(x, y): cmp for x, y, cmp in rank_pairs(m)}
+    n0 = len(r0.compiles)
+    cross = pairs[(0, n0)]   # branchy on rank 0 beside branchy on rank 1
+    assert cross.divergence is not None and not cross.failed_guards
+    assert pairs[(n0 + 1, n0 + 2)].failed_guards   # rank 1's recompile, beside what it replaced
+
+
+@pytest.mark.browser
+def test_the_page_of_two_ranks_compares_rank_0_beside_rank_1(branchy, tmp_path):
+    from bench import lab_server
+
+    tmp, _, (r0, r1), _ = branchy
+    page = tmp_path / "ranks.html"
+    err = io.StringIO()
+    with redirect_stderr(err):
+        assert cli.main(["html", str(tmp / "trace.rank0.json"), str(tmp / "trace.rank1.json"),
+                         "-o", str(page)]) == 0
+    assert f"wrote {page}: {len(r0.compiles) + len(r1.compiles)} compile(s) of 2 ranks" in err.getvalue()
+    with lab_server.chromium() as browser:
+        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        p = context.new_page()
+        errors: list[str] = []
+        p.on("pageerror", lambda e: errors.append(str(e)))
+        p.goto(page.resolve().as_uri())
+        p.wait_for_selector(".dl-viewer[data-ready='1']", timeout=20_000)
+        root = p.locator(".dl-viewer").first
+        options = root.locator(".dl-compile option").all_text_contents()
+        assert options[0] == "rank 0 · [0/0] branchy"
+        assert options[len(r0.compiles)] == "rank 1 · [0/0] branchy"
+        assert options[-1].startswith("rank 1 · [1/1] sized · recompile of [1/0]: L['x'] size")
+        root.get_by_role("button", name="compare", exact=True).click()
+        partner = root.locator(".dl-partner")
+        assert partner.input_value() == str(len(r0.compiles))   # rank 1's branchy beside it
+        assert partner.locator("option").all_text_contents() == ["beside rank 1 · [0/0] branchy"]
+        head = root.locator(".dl-cmp-head").text_content()
+        assert "Compare rank 0 [0/0] with rank 1 [0/0]" in head
+        why = root.locator(".dl-cmp-why").text_content()
+        assert "ConstantVariable" in why   # the first divergence: the rank, a constant
+        # rank 0's sized: beside rank 1's sized by default, not beside rank 1's recompile,
+        # whose failed guards are of rank 1's own [1/0], never of rank 0's
+        n0 = len(r0.compiles)
+        root.locator(".dl-compile").select_option("1")
+        assert partner.input_value() == str(n0 + 1)
+        partner.select_option(str(n0 + 2))
+        head = root.locator(".dl-cmp-head").text_content()
+        assert "Compare rank 0 [1/0] with rank 1 [1/1]" in head
+        why = root.locator(".dl-cmp-why").text_content()
+        assert "got [8, 3]" not in why and "None recorded: rank 1 [1/1] was compiled instead of [1/0]" in why
+        context.close()
+        assert errors == []

@@ -32,6 +32,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -101,7 +102,10 @@ def _parser() -> argparse.ArgumentParser:
         description="Write a recording saved as JSON (dynamo-lab record -o x.json, or "
                     "Recording.to_json()) as one HTML page that opens from file:// with no "
                     "network.")
-    page.add_argument("recording", metavar="TRACE.json", nargs="?", help="the recording to read")
+    page.add_argument("recording", metavar="TRACE.json", nargs="*",
+                      help="the recording to read; several, one per rank of a torchrun job "
+                           "(trace.rank0.json trace.rank1.json), make one page whose compare "
+                           "mode sets a compile beside the same function's on another rank")
     page.add_argument("--from-trace", metavar="DIR_OR_FILE",
                       help="read a TORCH_TRACE log instead (its folder or one file; one page "
                            "per rank): compiles, breaks, recompiles, guards and graphs, no steps")
@@ -252,8 +256,12 @@ def _record(opts: argparse.Namespace) -> int:
 # -- a page from a saved recording ------------------------------------------------------
 
 def _html(opts: argparse.Namespace) -> int:
+    several = list(opts.recording or ())
+    opts.recording = several[0] if several else None
     if opts.from_trace is not None:
         return _html_from_trace(opts)
+    if len(several) > 1:
+        return _html_ranks(opts, [Path(p) for p in several])
     if opts.recording is None:
         raise CommandError(f"html needs a recording: {PROG} html TRACE.json, or "
                            f"{PROG} html --from-trace DIR", 2)
@@ -276,6 +284,55 @@ def _html(opts: argparse.Namespace) -> int:
     if not opts.quiet:
         say(f"wrote {out}: {len(recording.compiles)} compile(s), {recording.step_count:,} step(s)")
     return 0
+
+
+def _html_ranks(opts: argparse.Namespace, paths: list[Path]) -> int:
+    """One page of several ranks' recordings (capture.ranks.merged): the compile menu names
+    each compile's rank, and compare mode sets a compile beside the same function's compile
+    on another rank (or on its own), as capture.ranks.rank_pairs compared them."""
+    import gzip
+
+    from capture.ranks import merged, rank_of, rank_pairs
+
+    from .viewer import page, viewer_state
+    from .viewer.state import _runs
+
+    out = Path(opts.out) if opts.out else paths[0].with_name(
+        _RANK_SUFFIX.sub("", paths[0].stem) + ".ranks.html")
+    if out.suffix.lower() not in (".html", ".htm"):
+        raise CommandError(f"the page must be named .html (got {str(out)!r})", 2)
+    if not out.parent.is_dir():
+        raise CommandError(f"cannot write {out}: the folder {out.parent} does not exist", 2)
+    if opts.compile is not None or opts.step != 0:
+        raise CommandError("--compile and --step pick in one recording: a page of several "
+                           "opens at rank 0's first compile; pick from its compile menu", 2)
+    recordings = [read_recording(p) for p in paths]
+    ranks = [rank_of(r, str(p)) for r, p in zip(recordings, paths)]
+    if None in ranks or len(set(ranks)) != len(ranks):
+        ranks = list(range(len(recordings)))  # not told apart by rank: by position
+    recording, titles = merged(recordings, ranks)
+    state = viewer_state(recording, 0, 0)
+    state["titles"] = titles
+    entries = []
+    for ka, kb, cmp in rank_pairs(recording):
+        d = cmp.to_dict()
+        d["runs"] = _runs([tuple(p) for p in d.pop("aligned")])
+        entries.append({"ka": ka, "kb": kb, **d})
+    state["comparisons"] = gzip.compress(json.dumps(entries, separators=(",", ":")).encode(),
+                                         compresslevel=6, mtime=0)
+    note = "; ".join(f"rank {k}: {len(r.compiles)} compile(s) from {p.name}"
+                     for k, r, p in zip(ranks, recordings, paths))
+    note += (". Compare mode sets a compile beside the same function's compile on another "
+             "rank: dynamo-lab explain " + " ".join(p.name for p in paths) + " says the "
+             "differences in words.")
+    out.write_text(page.html_of(state, f"{', '.join(p.name for p in paths)} · Dynamo Lab", note),
+                   encoding="utf-8")
+    if not opts.quiet:
+        say(f"wrote {out}: {len(recording.compiles)} compile(s) of {len(paths)} ranks")
+    return 0
+
+
+_RANK_SUFFIX = re.compile(r"\.rank\d+$")
 
 
 # -- a TORCH_TRACE log ---------------------------------------------------------------------

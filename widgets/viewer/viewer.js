@@ -175,7 +175,13 @@ export function instructionOf(s) {
 
 /** A compile's title: the engine's (`titles`, from Compile.title()), else its id and name. */
 export function compileTitle(titles, c, k) {
-  return (titles || [])[k] || `[${c.compile_id}] ${c.code_name}`;
+  return (titles || [])[k] || `${compileId(c)} ${c.code_name}`;
+}
+
+/** A compile's id as the viewer writes it: `[0/1]`, and `rank 1 [0/1]` on a page of several
+ * ranks, where ids repeat from rank to rank. */
+export function compileId(c) {
+  return (c.rank == null ? "" : `rank ${c.rank} `) + `[${c.compile_id}]`;
 }
 
 function sameFrame(a, b) {   // the same code, called from the same chain of [name, line]
@@ -436,10 +442,19 @@ export function commaList(items, make = code) {
   return items.map((x, j) => [j ? ", " : "", make(x)]);
 }
 
-/** Where step s runs: its callers, then its own code (`f line 3 › g`). */
+/** The callers a title shows of an inline stack: the compiled frame (the user's function,
+ * where the path starts), the innermost `keep`, and how many are left out between. */
+export function crumbParts(stack, keep = 1) {
+  const parts = stack.map(([name, line]) => `${name} line ${line}`);
+  if (parts.length <= keep + 2) return parts;
+  return [parts[0], `… ${parts.length - keep - 1} more`, ...parts.slice(-keep)];
+}
+
+/** Where step s runs: its callers, then its own code (`f line 3 › g`); a deep path keeps its
+ * two ends, and the whole of it is the title. */
 export function crumbs(s) {
-  const parts = s.inline_stack.map(([name, line]) => `${name} line ${line}`);
-  return h("span", { class: "dl-crumbs" }, parts.map((p) => [p, " › "]), code(s.code_name));
+  const whole = [...s.inline_stack.map(([name, line]) => `${name} line ${line}`), s.code_name].join(" › ");
+  return h("span", { class: "dl-crumbs", title: whole }, crumbParts(s.inline_stack).map((p) => [p, " › "]), code(s.code_name));
 }
 
 // -- a pane: a title and a body, each replaced only when what it shows changed --------------
@@ -893,8 +908,27 @@ export function helpTips(root, context) {
   }
 
   const word = (e) => (e.target && e.target.closest ? e.target.closest(HELP_SELECTOR) : null);
+  // After a paint a word may come to lie under a pointer that has not moved: the browser
+  // says "mouseover", but nobody pointed at it. Such a word shows its help once the pointer
+  // moves (to other coordinates) again.
+  let still = false, at = null;
+  const moved = (e) => !at || e.clientX !== at[0] || e.clientY !== at[1];
   const on = {
-    mouseover: (e) => { const t = word(e); if (t) show(t); },
+    mouseover: (e) => {
+      if (still && !moved(e)) return;
+      still = false;
+      at = [e.clientX, e.clientY];
+      const t = word(e);
+      if (t) show(t);
+    },
+    mousemove: (e) => {
+      if (!moved(e)) return;
+      at = [e.clientX, e.clientY];
+      if (!still) return;
+      still = false;
+      const t = word(e);
+      if (t && t !== target) show(t);
+    },
     mouseout: (e) => { const t = word(e); if (t && t === target && !t.contains(e.relatedTarget) && document.activeElement !== t) hide(); },
     focusin: (e) => { const t = word(e); if (t) show(t); else hide(); },
     focusout: (e) => { if (target && !target.contains(e.relatedTarget)) hide(); },
@@ -903,7 +937,7 @@ export function helpTips(root, context) {
   for (const [name, f] of Object.entries(on)) root.addEventListener(name, f);
   return {
     el, hide,
-    refresh() { if (target && !target.isConnected) hide(); },
+    refresh() { still = true; if (target && !target.isConnected) hide(); },
     destroy() { for (const [name, f] of Object.entries(on)) root.removeEventListener(name, f); el.remove(); },
   };
 }
@@ -983,9 +1017,17 @@ export async function comparisonsOf(model) {
 
 // -- the compiles of one frame, and how they relate ----------------------------------------
 
-/** Compiles of one code object (and one generation: ids start again after a reset). */
+/** Compiles of one code object (and one generation: ids start again after a reset). On a
+ * page of several ranks (capture.ranks.merged: each compile has its `rank`, each rank
+ * generations of its own) the compiles of that code on every rank. */
 function frameKey(c) {
-  return JSON.stringify([c.code_name, c.filename, c.firstlineno, c.generation || 0]);
+  return JSON.stringify([c.code_name, c.filename, c.firstlineno, c.rank == null ? c.generation || 0 : "ranks"]);
+}
+
+/** Whether `a` and `b` are of one generation, where compile ids name the same compiles
+ * (ids start again after a reset, and on a page of several ranks with each rank). */
+function sameGeneration(a, b) {
+  return (a.generation || 0) === (b.generation || 0);
 }
 
 /** The index of the compile with this id in this generation, or -1. */
@@ -1011,7 +1053,7 @@ export function defaultPartner(rec, k) {
     const j = indexOfCompile(rec, c.replaces, gen);
     if (partners.includes(j)) return j;
   }
-  const later = partners.find((j) => j > k && rec.compiles[j].replaces === c.compile_id);
+  const later = partners.find((j) => j > k && rec.compiles[j].replaces === c.compile_id && sameGeneration(rec.compiles[j], c));
   if (later !== undefined) return later;
   const earlier = partners.filter((j) => j < k);
   if (earlier.length) return earlier[earlier.length - 1];
@@ -1127,6 +1169,7 @@ export function lineText(c, lineno, step = null) {
 /** The guards of compile `left` that failed on the call that made compile `right`. */
 export function failedGuards(rec, left, right) {
   const a = rec.compiles[left], b = rec.compiles[right];
+  if (!sameGeneration(a, b)) return [];   // its ids name compiles of another generation (or rank)
   return (b.failed_guards || []).filter((fg) => fg.compile_id === a.compile_id).map((fg) => failedRow(rec, left, fg));
 }
 
@@ -1234,6 +1277,27 @@ export function divergenceTarget(rec, comparisons, k, other) {
   const step = left ? at.left : at.right;
   if (step == null) return null;
   return { compile: to, step, note: `The first divergence: ${dv.instruction} on line ${dv.lineno} (${dv.why}).` };
+}
+
+/** What the compare view says where no guard of `a` is listed as failing for `b`: {text,
+ * reasons}. A compile read from a TORCH_TRACE log keeps Dynamo's own reason (its first
+ * failure only) instead of every failed guard: those are the `reasons`. */
+export function noFailedGuards(a, b) {
+  const ia = compileId(a), ib = compileId(b);
+  const replaces = b.replaces === a.compile_id && sameGeneration(a, b);
+  const reasons = replaces && !b.steps.length ? b.recompile_reasons || [] : [];
+  if (reasons.length) return { text: "Not recorded; Dynamo's own reason (its first failure only):", reasons };
+  return { reasons, text: replaces ? `${ib} replaces ${ia}, but no guard of it is recorded as failing.` :
+    `None recorded: ${ib} ${b.replaces ? `was compiled instead of [${b.replaces}]` : "is not a recompile"}.` };
+}
+
+/** Why no first divergence can be found for `a` beside `b`: a sentence where either was
+ * kept without steps (a TORCH_TRACE log, outside record(only=...)), else null. */
+export function steplessNote(a, b) {
+  const stepless = [a, b].filter((c) => !c.steps.length).map((c) => `[${c.compile_id}]`);
+  if (!stepless.length) return null;
+  return `Not known: ${stepless.join(" and ")} ${stepless.length > 1 ? "were" : "was"} kept without steps ` +
+    "(read from a TORCH_TRACE log, or outside record(only=...)); record the program to compare it step by step.";
 }
 
 // ---- js/navigation.js ------------------------------------------------------------------------
@@ -4356,9 +4420,7 @@ export function guardTreeDetails() {
 
 const MAX_ROWS = 60;   // guard and node rows listed per list; the rest are counted
 
-function more(n) {
-  return n > MAX_ROWS ? h("li", { class: "dl-faint" }, `… ${n - MAX_ROWS} more`) : null;
-}
+const more = (n) => (n > MAX_ROWS ? h("li", { class: "dl-faint" }, `… ${n - MAX_ROWS} more`) : null);
 
 /** A link to step `step` of compile k (a guard's step, when `guard` is given). */
 function goTo(k, step, label, { guard = null, note = "", title = null } = {}) {
@@ -4381,7 +4443,7 @@ function explainSays(rec, k) {
   const fixes = [...new Set([...a.causes, ...a.refusals].flatMap((x) => x.advice))];
   const lines = answerLines(rec, k).filter((x) => x.kind === "cause" || x.kind === "refused")
     .concat(fixes.map((fix) => ({ kind: "fix", text: `fix: ${fix}`, user: null })));
-  return [h("div", { class: "dl-subtitle dl-cmp-explain" }, `What dynamo-lab explain says of [${rec.compiles[k].compile_id}]`),
+  return [h("div", { class: "dl-subtitle dl-cmp-explain" }, `What dynamo-lab explain says of ${compileId(rec.compiles[k])}`),
     h("ul", { class: "dl-list dl-cmp-answer" }, lines.map((x) => h("li", { class: `dl-answer-${x.kind}` },
       x.text, x.user ? [" · your line: ", code(x.user)] : null)))];
 }
@@ -4409,16 +4471,14 @@ function guardRow(sign, r, cls) {
 /** What differs between the two compiles: made once per pair. */
 function whyBody(rec, d, left, right) {
   const a = rec.compiles[left], b = rec.compiles[right];
-  const ia = `[${a.compile_id}]`, ib = `[${b.compile_id}]`;
+  const ia = compileId(a), ib = compileId(b);
   const out = [];
   const failed = failedGuards(rec, left, right);
   if (left !== right) out.push(...explainSays(rec, right));
   out.push(h("div", { class: "dl-subtitle" }, `Guards of ${ia} that failed on the call that made ${ib}`));
-  if (failed.length) out.push(h("ul", { class: "dl-list" }, failed.map((r) => failedItem(rec, r, right))));
-  else {
-    out.push(h("div", { class: "dl-faint" }, b.replaces === a.compile_id ? `${ib} replaces ${ia}, but no guard of it is recorded as failing.` :
-      `None recorded: ${ib} ${b.replaces ? `was compiled instead of [${b.replaces}]` : "is not a recompile"}.`));
-  }
+  const none = failed.length ? null : noFailedGuards(a, b);   // a log keeps Dynamo's first reason only
+  out.push(none ? h("div", { class: "dl-faint" }, none.text) : h("ul", { class: "dl-list" }, failed.map((r) => failedItem(rec, r, right))));
+  if (none && none.reasons.length) out.push(h("ul", { class: "dl-list dl-cmp-reasons" }, none.reasons.map((r) => h("li", null, code(r)))));
   for (const r of refusals(rec, [left, right])) {
     out.push(h("div", { class: "dl-subtitle dl-cmp-refused" }, `A later call was refused (${r.kind.replace(/_/g, " ")})`,
       r.compile_id ? ` at [${r.compile_id}]` : "", ": guards that failed"),
@@ -4427,7 +4487,9 @@ function whyBody(rec, d, left, right) {
   if (!d) return out;
   const dv = d.divergence;
   out.push(h("div", { class: "dl-subtitle" }, "First divergence"));
-  if (!dv) out.push(h("div", { class: "dl-faint" }, "None: the same instructions left the same trackers."));
+  const stepless = steplessNote(a, b);
+  if (stepless) out.push(h("div", { class: "dl-faint dl-cmp-stepless" }, stepless));
+  else if (!dv) out.push(h("div", { class: "dl-faint" }, "None: the same instructions left the same trackers."));
   else {
     const at = divergenceSteps(d);
     out.push(h("div", { class: "dl-cmp-divergence" },
@@ -4471,9 +4533,11 @@ function trackerItem(e, name, flashed) {
 function sideBody(rec, k, c, i, o, j, { shown, exact, flashed }) {
   const title = [h("span", { class: "dl-cmp-id" }, compileTitle(null, c, k)), " ",
     h("span", { class: "dl-dim" }, shown ? "· shown" : "· beside it")];
+  const stepless = [title, h("div", { class: "dl-faint" }, "This compile was kept without steps: its guards and graph are compared below.")];
+  if (!c.steps.length) return stepless;   // a TORCH_TRACE log, record(only=...)
   if (i == null) return [title, h("div", { class: "dl-faint" }, "No step of this compile lines up here.")];
   const s = stepBeside(c, i, o, j);
-  if (!s) return [title, h("div", { class: "dl-faint" }, "This compile was kept without steps: its guards and graph are compared below.")];
+  if (!s) return stepless;
   const head = h("div", { class: s.sameInstruction || j == null ? "dl-cmp-step" : "dl-cmp-step dl-cmp-differs" },
     shown ? `step ${i} / ${lastStep(c)} ` : goTo(k, i, `step ${i} / ${lastStep(c)}`, { title: "show this compile at this step" }), " ",
     code(s.instruction), s.lineno != null ? ` · line ${s.lineno}` : "", s.depth ? ` · in ${s.code_name}` : "");
@@ -4521,7 +4585,7 @@ function comparePane(mode) {
         head.replaceChildren(`Compare: [${c.compile_id}] ${c.code_name} is the only compile of its frame in this recording.`);
       } else {
         const a = rec.compiles[left], b = rec.compiles[right];
-        head.replaceChildren(h("b", null, "Compare "), code(`[${a.compile_id}]`), " with ", code(`[${b.compile_id}]`),
+        head.replaceChildren(h("b", null, "Compare "), code(compileId(a)), " with ", code(compileId(b)),
           ` · ${a.code_name} (${fileLabel(a.filename)}:${a.firstlineno})`,
           h("span", { class: "dl-dim" }, " · stepping moves both along the alignment (D: first divergence, C: leave)"));
       }

@@ -8,7 +8,7 @@
 // by index, the guard as installed), and the pairs carry guard indices.
 
 import { decode } from "./decode.js";
-import { instructionOf, lastStep, memo } from "./recording.js";
+import { compileId, instructionOf, lastStep, memo } from "./recording.js";
 
 /** The `comparisons` bytes of a model, decoded (an empty list when there are none). */
 export async function comparisonsOf(model) {
@@ -18,9 +18,17 @@ export async function comparisonsOf(model) {
 
 // -- the compiles of one frame, and how they relate ----------------------------------------
 
-/** Compiles of one code object (and one generation: ids start again after a reset). */
+/** Compiles of one code object (and one generation: ids start again after a reset). On a
+ * page of several ranks (capture.ranks.merged: each compile has its `rank`, each rank
+ * generations of its own) the compiles of that code on every rank. */
 function frameKey(c) {
-  return JSON.stringify([c.code_name, c.filename, c.firstlineno, c.generation || 0]);
+  return JSON.stringify([c.code_name, c.filename, c.firstlineno, c.rank == null ? c.generation || 0 : "ranks"]);
+}
+
+/** Whether `a` and `b` are of one generation, where compile ids name the same compiles
+ * (ids start again after a reset, and on a page of several ranks with each rank). */
+function sameGeneration(a, b) {
+  return (a.generation || 0) === (b.generation || 0);
 }
 
 /** The index of the compile with this id in this generation, or -1. */
@@ -46,7 +54,7 @@ export function defaultPartner(rec, k) {
     const j = indexOfCompile(rec, c.replaces, gen);
     if (partners.includes(j)) return j;
   }
-  const later = partners.find((j) => j > k && rec.compiles[j].replaces === c.compile_id);
+  const later = partners.find((j) => j > k && rec.compiles[j].replaces === c.compile_id && sameGeneration(rec.compiles[j], c));
   if (later !== undefined) return later;
   const earlier = partners.filter((j) => j < k);
   if (earlier.length) return earlier[earlier.length - 1];
@@ -162,6 +170,7 @@ export function lineText(c, lineno, step = null) {
 /** The guards of compile `left` that failed on the call that made compile `right`. */
 export function failedGuards(rec, left, right) {
   const a = rec.compiles[left], b = rec.compiles[right];
+  if (!sameGeneration(a, b)) return [];   // its ids name compiles of another generation (or rank)
   return (b.failed_guards || []).filter((fg) => fg.compile_id === a.compile_id).map((fg) => failedRow(rec, left, fg));
 }
 
@@ -275,8 +284,8 @@ export function divergenceTarget(rec, comparisons, k, other) {
  * reasons}. A compile read from a TORCH_TRACE log keeps Dynamo's own reason (its first
  * failure only) instead of every failed guard: those are the `reasons`. */
 export function noFailedGuards(a, b) {
-  const ia = `[${a.compile_id}]`, ib = `[${b.compile_id}]`;
-  const replaces = b.replaces === a.compile_id;
+  const ia = compileId(a), ib = compileId(b);
+  const replaces = b.replaces === a.compile_id && sameGeneration(a, b);
   const reasons = replaces && !b.steps.length ? b.recompile_reasons || [] : [];
   if (reasons.length) return { text: "Not recorded; Dynamo's own reason (its first failure only):", reasons };
   return { reasons, text: replaces ? `${ib} replaces ${ia}, but no guard of it is recorded as failing.` :

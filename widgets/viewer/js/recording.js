@@ -38,7 +38,13 @@ export function instructionOf(s) {
 
 /** A compile's title: the engine's (`titles`, from Compile.title()), else its id and name. */
 export function compileTitle(titles, c, k) {
-  return (titles || [])[k] || `[${c.compile_id}] ${c.code_name}`;
+  return (titles || [])[k] || `${compileId(c)} ${c.code_name}`;
+}
+
+/** A compile's id as the viewer writes it: `[0/1]`, and `rank 1 [0/1]` on a page of several
+ * ranks, where ids repeat from rank to rank. */
+export function compileId(c) {
+  return (c.rank == null ? "" : `rank ${c.rank} `) + `[${c.compile_id}]`;
 }
 
 function sameFrame(a, b) {   // the same code, called from the same chain of [name, line]

@@ -9,7 +9,7 @@ import {
   compareTarget, comparisonsOf, defaultPartner, divergenceSteps, divergenceTarget, failedGuards, guardChanges,
   keptPartner, noFailedGuards, pairOf, partnerStep, refusals, stepBeside, steplessNote,
 } from "../compare.js";
-import { compileTitle, lastStep } from "../recording.js";
+import { compileId, compileTitle, lastStep } from "../recording.js";
 import { code, h, pane, plural } from "../dom.js";
 import { scrollIntoPane } from "../scroll.js";
 import { fileLabel } from "../navigation.js";
@@ -40,7 +40,7 @@ function explainSays(rec, k) {
   const fixes = [...new Set([...a.causes, ...a.refusals].flatMap((x) => x.advice))];
   const lines = answerLines(rec, k).filter((x) => x.kind === "cause" || x.kind === "refused")
     .concat(fixes.map((fix) => ({ kind: "fix", text: `fix: ${fix}`, user: null })));
-  return [h("div", { class: "dl-subtitle dl-cmp-explain" }, `What dynamo-lab explain says of [${rec.compiles[k].compile_id}]`),
+  return [h("div", { class: "dl-subtitle dl-cmp-explain" }, `What dynamo-lab explain says of ${compileId(rec.compiles[k])}`),
     h("ul", { class: "dl-list dl-cmp-answer" }, lines.map((x) => h("li", { class: `dl-answer-${x.kind}` },
       x.text, x.user ? [" · your line: ", code(x.user)] : null)))];
 }
@@ -68,7 +68,7 @@ function guardRow(sign, r, cls) {
 /** What differs between the two compiles: made once per pair. */
 function whyBody(rec, d, left, right) {
   const a = rec.compiles[left], b = rec.compiles[right];
-  const ia = `[${a.compile_id}]`, ib = `[${b.compile_id}]`;
+  const ia = compileId(a), ib = compileId(b);
   const out = [];
   const failed = failedGuards(rec, left, right);
   if (left !== right) out.push(...explainSays(rec, right));
@@ -182,7 +182,7 @@ function comparePane(mode) {
         head.replaceChildren(`Compare: [${c.compile_id}] ${c.code_name} is the only compile of its frame in this recording.`);
       } else {
         const a = rec.compiles[left], b = rec.compiles[right];
-        head.replaceChildren(h("b", null, "Compare "), code(`[${a.compile_id}]`), " with ", code(`[${b.compile_id}]`),
+        head.replaceChildren(h("b", null, "Compare "), code(compileId(a)), " with ", code(compileId(b)),
           ` · ${a.code_name} (${fileLabel(a.filename)}:${a.firstlineno})`,
           h("span", { class: "dl-dim" }, " · stepping moves both along the alignment (D: first divergence, C: leave)"));
       }
