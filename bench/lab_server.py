@@ -315,3 +315,110 @@ def run_all(page) -> None:
             if attempt:
                 raise
             page.keyboard.press("Escape")   # a menu left open
+
+
+# -- other notebook hosts: Jupyter Notebook 7 and marimo (tests/test_hosts.py) --------------
+
+def _notebook_command(root_dir: Path, port: int, token: str) -> list[str]:
+    cmd = [
+        sys.executable, "-m", "notebook", "--no-browser",
+        "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root_dir}",
+    ]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    return cmd
+
+
+def _marimo_command(app: Path, port: int) -> list[str]:
+    # `marimo run`: the app read-only, as a reader gets it; token-less, on 127.0.0.1 only.
+    return [sys.executable, "-m", "marimo", "run", str(app), "--headless", "--no-token",
+            "--host", "127.0.0.1", "--port", str(port), "--no-sandbox", "--no-check"]
+
+
+def _disable_extensions(state_dir: Path, names: tuple[str, ...]) -> None:
+    """Front-end extensions the page must not load (what `jupyter labextension disable`
+    writes), in the server's own config folder."""
+    folder = state_dir / "config" / "labconfig"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": {name: True for name in names}}))
+
+
+@contextlib.contextmanager
+def _serving(name: str, command, cwd: Path, state_dir: Path, env: dict[str, str],
+             token: str, ready_path: str) -> Iterator[Lab]:
+    """Start `command(port)` in its own process group, on a free port (another if taken),
+    wait until GET `ready_path` answers; stop it on exit."""
+    failures = []
+    for attempt in range(PORT_ATTEMPTS):
+        port = _free_port()
+        log = state_dir / f"{name}-{attempt}.log"
+        with open(log, "wb") as out:
+            process = subprocess.Popen(command(port), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                       stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        server = Lab(base=f"http://127.0.0.1:{port}/", token=token, process=process, log=log)
+        try:
+            ready = _wait_for(server, ready_path, time.monotonic() + START_TIMEOUT)
+        except BaseException:
+            stop(server)
+            raise
+        if ready:
+            break
+        stop(server)
+        failures.append(server.log_tail())
+        if "already in use" not in failures[-1] and "in use" not in failures[-1]:
+            raise RuntimeError(f"{name} exited before it was ready; its log ends with:\n{failures[-1]}")
+    else:
+        raise RuntimeError(f"{name} found no free port in {PORT_ATTEMPTS} attempts; "
+                           f"the last log ends with:\n{failures[-1]}")
+    try:
+        yield server
+    finally:
+        stop(server)
+
+
+def _wait_for(server: Lab, path: str, deadline: float) -> bool:
+    """True once GET `path` answers; False if the process died first."""
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            return False
+        try:
+            req = urllib.request.Request(server.base + path,
+                                         headers={"Authorization": f"token {server.token}"})
+            with urllib.request.urlopen(req, timeout=2):
+                return True
+        except (urllib.error.URLError, ConnectionError, OSError, ValueError):
+            time.sleep(0.1)
+    raise TimeoutError(f"{server.base} did not answer within {START_TIMEOUT:.0f} s; "
+                       f"its log ends with:\n{server.log_tail()}")
+
+
+@contextlib.contextmanager
+def running_notebook(root_dir: Path, state_dir: Path,
+                     disabled: tuple[str, ...] = ()) -> Iterator[Lab]:
+    """Start Jupyter Notebook 7 on `root_dir` (`lab.url("notebooks/x.ipynb")` opens one),
+    state in `state_dir` as for `running`; `disabled` names front-end extensions it must
+    not load (e.g. "@jupyter-widgets/jupyterlab-manager"). Stopped on exit."""
+    env = _environment(state_dir)
+    _write_kernelspec(state_dir)
+    if disabled:
+        _disable_extensions(state_dir, disabled)
+    token = secrets.token_hex(16)
+    with _serving("notebook", lambda port: _notebook_command(root_dir, port, token), root_dir,
+                  state_dir, env, token, "api/status") as server:
+        yield server
+
+
+@contextlib.contextmanager
+def running_marimo(app: Path, state_dir: Path) -> Iterator[Lab]:
+    """Serve the marimo app `app` with `marimo run` (its page is `lab.base`); its kernel runs
+    on this interpreter with the checkout importable. Stopped on exit."""
+    env = _environment(state_dir)
+    env["MARIMO_SKIP_UPDATE_CHECK"] = "1"        # no look-up on PyPI
+    env["XDG_CONFIG_HOME"] = str(state_dir / "config")   # marimo's settings, not the home folder's
+    env["XDG_STATE_HOME"] = str(state_dir / "state")
+    env["XDG_CACHE_HOME"] = str(state_dir / "cache")
+    with _serving("marimo", lambda port: _marimo_command(app, port), app.parent, state_dir, env,
+                  "", "health") as server:
+        yield server

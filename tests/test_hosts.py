@@ -19,7 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
-import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -120,7 +120,7 @@ def _viewer_notebook(path: Path) -> None:
     nb.cells.append(nbformat.v4.new_code_cell(
         "import torch, capture\nfrom widgets import TraceViewer\n"
         "def f(x):\n    y = x.sin()\n    print('<b>a graph break</b>')\n    return y * 2\n\n"
-        "TraceViewer(capture.trace(f, torch.ones(2)))"))
+        "viewer = TraceViewer(capture.trace(f, torch.ones(2)))\nviewer"))
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, path)
 
@@ -179,3 +179,128 @@ def test_nbval_validates_a_lesson_stored_before_the_fallback(executed, tmp_path)
                          capture_output=True, text=True, timeout=240, env=_jupyter_env(), cwd=folder)
     assert "1 failed, 1 passed" in run.stdout, run.stdout[-3000:]
     assert "FAILED changed.ipynb" in run.stdout and "text/plain" in run.stdout
+
+
+# -- real hosts in Chromium --------------------------------------------------------------------
+
+MARIMO_APP = ROOT / "tests" / "data" / "marimo_viewer.py"
+WIDGET_MANAGER = "@jupyter-widgets/jupyterlab-manager"   # ipywidgets' front end in Lab and Notebook 7
+VIEWPORT = {"width": 1280, "height": 900}
+READY = 180_000     # ms: open the page, start a kernel, import torch, record, render
+CLICK = 10_000      # ms: a click until the step shown has changed
+STEP = re.compile(r"step (\d+) / (\d+)")
+
+
+@pytest.fixture
+def browser():
+    with lab_server.chromium() as chromium:
+        yield chromium
+
+
+@pytest.fixture
+def page(browser):
+    page = browser.new_page(viewport=VIEWPORT)
+    page.dl_errors = []
+    page.on("pageerror", lambda e: page.dl_errors.append(f"{e} @ {e.stack or ''}"))
+    try:
+        yield page
+    finally:
+        page.close()
+
+
+def _own_errors(page, host_bundle: str) -> list[str]:
+    """Errors in the page that the host's own code did not throw (Notebook 7's notebook_core
+    throws one of its own while it loads)."""
+    return [e for e in page.dl_errors if host_bundle not in e]
+
+
+def _step_shown(root) -> tuple[int, int]:
+    m = STEP.search(root.locator(".dl-caption .dl-stepno").text_content())
+    assert m, root.locator(".dl-caption").text_content()
+    return int(m[1]), int(m[2])
+
+
+def _rendered_and_steps(page, root) -> None:
+    """The viewer in this host: drawn from the recording, with its handle, and a step forward
+    moves it (in the page and in the model the host keeps)."""
+    page.wait_for_function("r => r.dataset.ready === '1'", arg=root.element_handle(), timeout=READY)
+    compiles = root.evaluate("r => r.parentElement.dynamoLab.viewer.rec.compiles.length")
+    assert compiles == 3                     # [0/0] restarted, [0/0_1], [1/0] the resume function
+    assert _step_shown(root) == (0, 9)
+    assert root.locator(".dl-pane").filter(has_text="Source").first.text_content().count("def f(x)") == 1
+    root.get_by_role("button", name="forward", exact=True).click()
+    page.wait_for_function("r => /step 1 \\//.test(r.querySelector('.dl-caption .dl-stepno').textContent)",
+                           arg=root.element_handle(), timeout=CLICK)
+    # sent to the model once stepping pauses (sync.js)
+    page.wait_for_function("r => r.parentElement.dynamoLab.model.get('step') === 1",
+                           arg=root.element_handle(), timeout=CLICK)
+    # The program's own text stays text: the print's argument is in the source pane, no <b>.
+    assert root.locator("b", has_text="a graph break").count() == 0
+    assert "<b>a graph break</b>" in root.text_content()
+
+
+@pytest.fixture
+def notebook_folder(tmp_path) -> Path:
+    root = tmp_path / "notebooks"
+    root.mkdir()
+    _viewer_notebook(root / "viewer.ipynb")
+    return root
+
+
+def _open_and_run(page, server) -> None:
+    page.goto(server.url("notebooks/viewer.ipynb"))
+    page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=READY)
+    page.locator(".jp-Notebook .jp-Cell").first.click()
+    lab_server.run_all(page)
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(300)
+def test_jupyter_notebook_7_renders_the_viewer_and_it_steps(notebook_folder, page, tmp_path):
+    with lab_server.running_notebook(notebook_folder, tmp_path / "state") as server:
+        _open_and_run(page, server)
+        root = page.locator(".jp-OutputArea .dl-viewer").first
+        root.wait_for(timeout=READY)
+        _rendered_and_steps(page, root)
+        # The model is the kernel's: Python sees the step the page took, and moves it.
+        deadline = time.monotonic() + CLICK / 1000
+        while server.execute("viewer.ipynb", "print(viewer.step)").strip() != "1":
+            assert time.monotonic() < deadline, "the kernel never saw the step taken in the page"
+            time.sleep(0.2)
+        server.execute("viewer.ipynb", "viewer.step = 4")
+        page.wait_for_function("r => /step 4 \\//.test(r.querySelector('.dl-caption .dl-stepno').textContent)",
+                               arg=root.element_handle(), timeout=CLICK)
+        # The fallback is not shown where the widget is drawn.
+        assert page.locator(f".{CLASS}").count() == 0
+        assert _own_errors(page, "/static/notebook/") == []
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(300)
+def test_marimo_renders_the_viewer_through_mo_ui_anywidget_and_it_steps(page, tmp_path):
+    with lab_server.running_marimo(MARIMO_APP, tmp_path / "state") as server:
+        page.goto(server.base)
+        root = page.locator(".dl-viewer").first
+        root.wait_for(timeout=READY)
+        page.get_by_text("step in the kernel: 0").wait_for(timeout=READY)
+        _rendered_and_steps(page, root)
+        # marimo ran the cell that reads the viewer's value again, with the page's step.
+        page.get_by_text("step in the kernel: 1").wait_for(timeout=CLICK)
+        assert page.dl_errors == []
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(300)
+def test_without_the_widget_front_end_notebook_7_shows_the_fallback_as_text(notebook_folder, page,
+                                                                            tmp_path):
+    with lab_server.running_notebook(notebook_folder, tmp_path / "state",
+                                     disabled=(WIDGET_MANAGER,)) as server:
+        _open_and_run(page, server)
+        fallback = page.locator(f".jp-OutputArea .{CLASS}")
+        fallback.wait_for(timeout=READY)
+        text = fallback.inner_text()
+        assert "did not load here" in text and "3 compile(s)" in text
+        assert "print('<b>a graph break</b>')" in text and "GB0059" in text
+        assert COMMAND in text and SAVE in text
+        assert fallback.locator("b").count() == 0       # the program's <b> is text
+        assert page.locator(".dl-viewer").count() == 0
