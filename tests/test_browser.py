@@ -609,8 +609,11 @@ def test_a_recompile_reason_leads_to_the_guard_that_failed_in_the_earlier_compil
     before = where(root)
     root.locator(".dl-compile").select_option(index=later)
     _settle(root, before, "choosing [0/1]")
-    banner = root.locator(".dl-summary .dl-banner", has_text="Recompiled because a guard failed")
-    assert banner.count() == 1 and "size mismatch" in banner.text_content()
+    banner = root.locator(".dl-summary .dl-banner", has_text="Recompiled because a guard of [0/0] failed")
+    # the compile menu's words for the failed guard, then Dynamo's own
+    said = options[later].split(": ", 1)[1]
+    assert banner.count() == 1 and said in banner.text_content(), (said, banner.text_content())
+    assert "Dynamo's words:" in banner.text_content() and "size mismatch" in banner.text_content()
     click(root, banner.locator(".dl-recompile"), "the recompile reason")
     assert compile_shown(root).startswith("[0/0]")
     failed = pane(root, "Guards").locator("li.dl-flash")

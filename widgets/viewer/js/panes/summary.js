@@ -6,6 +6,7 @@ import { breakStep, compileTitle, lastStep, recompileTarget, stepCount } from ".
 import { fileLabel } from "../navigation.js";
 import { code, h } from "../dom.js";
 import { restartedByBreak } from "../break-card.js";
+import { failedText } from "../compare.js";
 
 /** The recording's header: compiles, steps, graph breaks, torch; what ended or capped it. */
 export function recordingHeader(rec) {
@@ -49,9 +50,14 @@ export function compileSummary(rec) {
     const facts = [`${name}:${c.firstlineno}`, `outcome: ${c.outcome}`, c.steps.length ? `steps 0–${lastStep(c)}` : "no steps",
       nodeCount(c), `${c.guard_details.length} guards`];
     const out = [h("div", { class: "dl-head" }, h("b", null, compileTitle(titles, c, k)), h("span", { class: "dl-dim" }, ` · ${facts.join(" · ")}`))];
+    // In the compile menu's words (the failed guard, compare.js `failedText`), Dynamo's after.
+    const failed = (c.failed_guards || []).filter((fg) => fg.compile_id === c.replaces);
     c.recompile_reasons.forEach((reason, r) => {
       const target = recompileTarget(rec, k, reason);
-      out.push(h("div", { class: "dl-banner" }, "Recompiled because a guard failed: ", reason,
+      const said = r === 0 && failed.length ? [`Recompiled because a guard of [${c.replaces}] failed: `, failedText(failed[0]),
+        failed.length > 1 ? ` (+${failed.length - 1} more)` : "", h("span", { class: "dl-dim" }, ` · Dynamo's words: ${reason} `)] :
+        ["Recompiled because a guard failed: ", reason, " "];
+      out.push(h("div", { class: "dl-banner" }, said,
         target ? h("button", {
           class: "dl-link dl-recompile", type: "button", "data-reason": r,
           title: `go to the guard that failed, in [${rec.compiles[target.compile].compile_id}]`,
