@@ -408,7 +408,14 @@ KERNEL_START = 90_000
 RUN_ALL = 120_000
 SAME = 10_000   # ms for both to show the same text after an action (a few ms in practice)
 
-TEXT_JS = "el => el.innerText.replace(/\\s+/g, ' ').trim()"
+# What a viewer shows as text, less the badges that count rows below a pane's fold
+# (`.dl-below`): how many fit depends on the pane's height, which differs between
+# JupyterLab's output area and the page.
+TEXT_JS = """el => {
+    let text = el.innerText;
+    for (const b of el.querySelectorAll('.dl-below')) if (b.innerText) text = text.replace(b.innerText, '');
+    return text.replace(/\\s+/g, ' ').trim();
+}"""
 
 
 @pytest.fixture(scope="module")
