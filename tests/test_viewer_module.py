@@ -32,7 +32,7 @@ LAYERS = {
     "navigation.js": 1, "timeline.js": 1, "cull.js": 1, "stages.js": 1,
     "compare.js": 1, "compile-menu.js": 1, "sync.js": 1,
     "guards.js": 1, "search.js": 2, "stepfields.js": 1, "break-card.js": 1, "answers.js": 1, "roving.js": 1,
-    "shapes.js": 1,
+    "shapes.js": 1, "graph-modules.js": 1, "graph-code.js": 1,
 }
 
 

@@ -43,6 +43,7 @@ export async function decode(data) {
     for (const c of rec.compiles) {
       c.steps = stepRows(c.steps);
       c.vars = varRows(c.vars);
+      for (const n of c.nodes || []) if (n.module === undefined) n.module = null;   // recorded before modules were
     }
   }
   return rec;

@@ -238,8 +238,9 @@ export function linkedPanes(root) {
       return;
     }
     const p = peersOf(c, view.i, target.what);
-    for (const k of p.nodes) root.querySelectorAll(`[data-node="${k}"]`).forEach(add);
+    // the graph first: shown by module, it may draw the nodes' rows again to open their groups
     if (p.nodes.length && !target.el.closest(".dl-graph")) showNodes(root, p.nodes);
+    for (const k of p.nodes) root.querySelectorAll(`[data-node="${k}"]`).forEach(add);
     for (const g of p.guards) root.querySelectorAll(`[data-guard-row="${g}"]`).forEach(add);
     for (const id of p.vars) root.querySelectorAll(`[data-var="${id}"]`).forEach(add);
     if (p.groups.length) {

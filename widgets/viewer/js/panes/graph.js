@@ -4,13 +4,16 @@
 // layout (no `dot`), the nodes made so far are listed as text. A graph dot did not lay out
 // in time is drawn in the kernel's own layers, and a quiet note under the drawing says so.
 // Nodes link (`data-node`) to the step that made them; so do the names in the graph's
-// Python code, below.
+// Python code, below. A button at the title's right shows the nodes by module instead
+// (graph-modules.js), where the recording says which module made them.
 
 import { memo, nameAt, nodeOrder, nodesAt, nodeStep } from "../recording.js";
 import { commaList, h, pane, svgElement, sync } from "../dom.js";
 import { scrollIntoPane } from "../scroll.js";
 import { zoomable } from "../zoom.js";
 import { culler, renameAt, shortName } from "../cull.js";
+import { hasModules, moduleOf, modulesView } from "../graph-modules.js";
+import { codeRows } from "../graph-code.js";
 
 /** How much of the graph exists at step i and which nodes this step added. */
 export function graphView(c, i) {
@@ -38,7 +41,7 @@ function nodeTip(c, k) {
   const renamedAt = node.renamed_at != null && node.created_name && node.created_name !== node.name ?
     ` (named ${node.created_name} until step ${node.renamed_at})` : "";
   return `${node.name} = ${node.op}[${node.target}](${node.args})${renamedAt}` +
-    (node.in_graph ? "" : " (not in the final graph)") + ` · made at step ${nodeStep(c, k)}: click to go there`;
+    moduleOf(c, k) + (node.in_graph ? "" : " (not in the final graph)") + ` · made at step ${nodeStep(c, k)}: click to go there`;
 }
 
 // A larger graph is culled (cull.js): each node's elements are made when it is first near
@@ -149,21 +152,6 @@ function makeDrawing(c, g) {
   return d;
 }
 
-/** The graph's Python code, each node's name a link to the step that made it. */
-function codeRows(c) {
-  const byName = new Map(c.nodes.map((n, k) => [n.name, k]));
-  return c.graph_code.split("\n").map((line) => {
-    const m = /^(\s*)([A-Za-z_]\w*)( = .*)$/.exec(line);
-    if (m && byName.has(m[2])) {
-      const k = byName.get(m[2]);
-      return h("span", { class: "dl-row" }, m[1],
-        h("button", { class: "dl-link dl-node-link", type: "button", "data-node": k, title: `go to step ${nodeStep(c, k)}, which made this node` }, m[2]),
-        m[3]);
-    }
-    return h("span", { class: "dl-row" }, line);
-  });
-}
-
 /** The pane. selectCompile({c, k, layout}); paint(view) with view {c, k, i, flash, fit};
  * reveal() after every pane painted (the new or followed node centred, zoom.js); zoom(how)
  * zooms or pans the drawing. */
@@ -174,8 +162,14 @@ export function graphPane() {
   const note = h("div", { class: "dl-graph-note dl-faint" });
   const listing = h("div", { class: "dl-graph-text" });
   const graphCode = h("details", { class: "dl-graph-code" });
-  p.body.replaceChildren(drawing, camera.overview, note, listing, graphCode);
-  let c = null, k = -1, layout = {}, drawn = null, codeOf = -1, fit = false, target = null;
+  const mods = modulesView((j) => nodeTip(c, j));
+  const byModule = h("button", { type: "button", class: "dl-pane-switch", "aria-pressed": "false", hidden: true,
+    title: "show the nodes in groups, one per module that made them" }, "by module");
+  p.el.append(byModule);
+  p.el.classList.add("dl-has-switch");
+  p.body.replaceChildren(drawing, camera.overview, note, listing, mods.el, graphCode);
+  let c = null, k = -1, layout = {}, drawn = null, codeOf = -1, fit = false, target = null, last = null;
+  let grouped = false;   // the nodes shown by module, not drawn
   let lastShown = -1;   // how many nodes had been made when the pane last revealed
 
   function paintCode() {   // on demand: when the details are open
@@ -187,7 +181,13 @@ export function graphPane() {
   // Nodes lit from another pane (provenance.js's showNodes): brought into view when none shows.
   p.el.addEventListener("dl-show-nodes", (e) => {
     const ks = drawn ? e.detail.nodes.filter((j) => drawn.rank[j] < drawn.shown && drawn.box(j)) : [];
-    if (ks.length && !fit && !camera.holds(ks)) camera.reveal(ks, false);
+    if (grouped) mods.show(e.detail.nodes);
+    else if (ks.length && !fit && !camera.holds(ks)) camera.reveal(ks, false);
+  });
+  byModule.addEventListener("click", () => {
+    grouped = !grouped;
+    byModule.setAttribute("aria-pressed", String(grouped));
+    if (last) { paint(last); reveal(); }
   });
 
   function selectCompile(compile) {
@@ -205,13 +205,16 @@ export function graphPane() {
       drawing.append(drawn.root);
     }
     camera.show(drawn);
+    mods.selectCompile(c);
+    byModule.hidden = !hasModules(c);
     graphCode.replaceChildren(h("summary", null, "the graph's Python code"));
     graphCode.hidden = !c.graph_code;
     codeOf = -1;
     paintCode();
   }
 
-  function paint({ i, flash, fit: fitOn }) {
+  function paint(view) {
+    const { i, flash, fit: fitOn } = (last = view);
     const { shown, total, fresh, names } = graphView(c, i);
     const kept = keptOf(c);
     fit = !!fitOn;
@@ -220,13 +223,19 @@ export function graphPane() {
       ` · ${shown} of ${total} node(s)`, kept !== total ? ` (${kept} in the final graph)` : "", names.length ? [" · new: ", commaList(names)] : ""));
     const flashed = flash && flash.node != null ? flash.node : null;
     target = flashed != null ? [flashed] : fresh;
-    if (drawn) paintDrawing(drawn, c, i, shown, fresh, flashed);
+    const modules = grouped && !byModule.hidden;
+    mods.el.hidden = !modules; p.el.classList.toggle("dl-grouped", modules);
+    drawing.hidden = modules || !drawn;
+    listing.hidden = modules || !!drawn;
+    if (modules) mods.paint({ c, i, shown, fresh, flashed });
+    else if (drawn) paintDrawing(drawn, c, i, shown, fresh, flashed);
     else paintListing(shown, fresh, i);
   }
 
   /** After every pane has painted: the new or followed node in view. */
   function reveal() {
-    if (drawn) {
+    if (!mods.el.hidden) mods.reveal();
+    else if (drawn) {
       camera.reveal(target, fit);
       // A jump to a step that added no node but changed the nodes made so far: the latest
       // one in view. A step that changes nothing leaves the view where the learner put it.
