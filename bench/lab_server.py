@@ -18,6 +18,13 @@ stops the server and its kernels, however the block ends.
 `lab.execute("x.ipynb", code)` runs code in the kernel of an open notebook, over the
 server's kernel websocket (as a second client beside the page), and returns what it
 printed: tests read a widget's Python side that way, or keep the kernel busy.
+
+Other notebook hosts (tests/test_hosts.py), stopped the same way:
+
+    with lab_server.running_notebook(root_dir, state_dir) as nb:     # Jupyter Notebook 7
+        page.goto(nb.url("notebooks/x.ipynb"))
+    with lab_server.running_marimo(app_py, state_dir) as mo:         # `marimo run`, no token
+        page.goto(mo.base)
 """
 
 from __future__ import annotations

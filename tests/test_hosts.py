@@ -125,8 +125,16 @@ def _viewer_notebook(path: Path) -> None:
     nbformat.write(nb, path)
 
 
-def _jupyter_env() -> dict[str, str]:
+def _jupyter_env(folder: Path) -> dict[str, str]:
+    """Jupyter's environment for a subprocess: a `python3` kernel on this interpreter (found
+    before any other: its own data folder), the checkout importable."""
+    spec = folder / "jupyter-data" / "kernels" / "python3"
+    spec.mkdir(parents=True, exist_ok=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (ipykernel)", "language": "python"}))
     env = dict(os.environ)
+    env["JUPYTER_DATA_DIR"] = str(folder / "jupyter-data")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     env["JUPYTER_PLATFORM_DIRS"] = "1"
     env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
@@ -141,7 +149,7 @@ def executed(tmp_path_factory) -> Path:
     _viewer_notebook(path)
     run = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook",
                           "--execute", "--inplace", str(path)],
-                         capture_output=True, text=True, timeout=300, env=_jupyter_env(), cwd=folder)
+                         capture_output=True, text=True, timeout=300, env=_jupyter_env(folder), cwd=folder)
     assert run.returncode == 0, run.stderr[-2000:]
     return path
 
@@ -150,7 +158,7 @@ def executed(tmp_path_factory) -> Path:
 def test_an_export_to_markdown_shows_the_fallback_as_text(executed, tmp_path):
     run = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "markdown",
                           "--output-dir", str(tmp_path), str(executed)],
-                         capture_output=True, text=True, timeout=120, env=_jupyter_env())
+                         capture_output=True, text=True, timeout=120, env=_jupyter_env(tmp_path))
     assert run.returncode == 0, run.stderr[-2000:]
     md = (tmp_path / "viewer.md").read_text(encoding="utf-8")
     assert f'<div class="{CLASS}">' in md
@@ -176,7 +184,7 @@ def test_nbval_validates_a_lesson_stored_before_the_fallback(executed, tmp_path)
     (folder / "changed.ipynb").write_text(json.dumps(nb), encoding="utf-8")
     run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--nbval",
                           "--nbval-current-env", "-o", "addopts=", "old.ipynb", "changed.ipynb"],
-                         capture_output=True, text=True, timeout=240, env=_jupyter_env(), cwd=folder)
+                         capture_output=True, text=True, timeout=240, env=_jupyter_env(tmp_path), cwd=folder)
     assert "1 failed, 1 passed" in run.stdout, run.stdout[-3000:]
     assert "FAILED changed.ipynb" in run.stdout and "text/plain" in run.stdout
 
