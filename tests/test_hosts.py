@@ -285,6 +285,20 @@ def test_jupyter_notebook_7_renders_the_viewer_and_it_steps(notebook_folder, pag
 
 @pytest.mark.browser
 @pytest.mark.timeout(300)
+def test_jupyterlab_draws_the_widget_view_not_the_fallback(notebook_folder, page, tmp_path):
+    with lab_server.running(notebook_folder, tmp_path / "state") as lab:
+        page.goto(lab.url("lab/tree/viewer.ipynb"))
+        page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for(timeout=READY)
+        page.locator(".jp-Notebook .jp-Cell").first.click()
+        lab_server.run_all(page)
+        root = page.locator(".jp-OutputArea .dl-viewer").first
+        root.wait_for(timeout=READY)
+        _rendered_and_steps(page, root)
+        assert page.locator(f".{CLASS}").count() == 0
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(300)
 def test_marimo_renders_the_viewer_through_mo_ui_anywidget_and_it_steps(page, tmp_path):
     with lab_server.running_marimo(MARIMO_APP, tmp_path / "state") as server:
         page.goto(server.base)
