@@ -38,7 +38,7 @@ JOB_SECONDS = 240
 def torchrun(*args: str, cwd: Path = ROOT) -> tuple[str, str]:
     """Run `torchrun --standalone --nproc-per-node 2 ARGS` with a time limit; its stdout
     and stderr. The whole process group is killed when the limit is reached."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
     proc = subprocess.Popen([str(TORCHRUN), "--standalone", "--nproc-per-node", "2", *args],
                             cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
@@ -53,9 +53,10 @@ def torchrun(*args: str, cwd: Path = ROOT) -> tuple[str, str]:
 
 
 def rank_lines(out: str) -> dict[int, dict[str, str]]:
-    """The `RANK r key=value ...` lines each rank of a program printed, by rank."""
+    """The `RANK r key=value ...` lines each rank of a program printed, by rank (the values
+    are numbers: two ranks writing to one pipe at once cannot run one line into the next)."""
     found = {}
-    for m in re.finditer(r"^RANK (\d+) (.*)$", out, re.M):
+    for m in re.finditer(r"RANK (\d+)((?: \w+=[\d,]+)+)", out):
         found[int(m.group(1))] = dict(kv.split("=", 1) for kv in m.group(2).split())
     assert sorted(found) == [0, 1], out
     return found

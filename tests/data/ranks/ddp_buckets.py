@@ -6,7 +6,7 @@ DDPOptimizer made (read from its own backend, independently of any recording) an
 number of graphs Dynamo compiled (torch._dynamo's counters).
 """
 
-import os
+import sys
 
 import torch
 import torch.distributed as dist
@@ -50,8 +50,9 @@ def main():
     compiled = torch.compile(model, backend=backend)
     compiled(torch.randn(8, 1024)).sum().backward()
     graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]
-    print(f"RANK {rank} buckets={len(seen)} nodes={','.join(map(str, seen))} graphs={graphs}",
-          flush=True)
+    line = f"RANK {rank} buckets={len(seen)} nodes={','.join(map(str, seen))} graphs={graphs}\n"
+    sys.stdout.write(line)  # one write: the ranks share one pipe
+    sys.stdout.flush()
     dist.destroy_process_group()
 
 

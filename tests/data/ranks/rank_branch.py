@@ -8,6 +8,8 @@ nodes=<n>`: the graphs Dynamo compiled (torch._dynamo's counters) and the nodes 
 graph as its own backend saw them, in order.
 """
 
+import sys
+
 import torch
 import torch.distributed as dist
 
@@ -39,7 +41,9 @@ def main():
     if rank == 1:
         compiled(torch.ones(8, 3))   # a recompile on rank 1 only
     count = torch._dynamo.utils.counters["stats"]["unique_graphs"]
-    print(f"RANK {rank} graphs={count} nodes={','.join(map(str, graphs))}", flush=True)
+    line = f"RANK {rank} graphs={count} nodes={','.join(map(str, graphs))}\n"
+    sys.stdout.write(line)  # one write: the ranks share one pipe
+    sys.stdout.flush()
     dist.destroy_process_group()
 
 
