@@ -32,6 +32,9 @@ from widgets.viewer.fallback import CLASS, COMMAND, MAX_LINES, SAVE
 
 import hostile
 
+# Each test, a server and a kernel included, takes under a minute; a hung one stops here.
+pytestmark = pytest.mark.timeout(300)
+
 ROOT = Path(__file__).resolve().parents[1]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 FALLBACK_TAGS = {"div", "p", "pre", "code"}
@@ -154,7 +157,6 @@ def executed(tmp_path_factory) -> Path:
     return path
 
 
-@pytest.mark.timeout(300)
 def test_an_export_to_markdown_shows_the_fallback_as_text(executed, tmp_path):
     run = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "markdown",
                           "--output-dir", str(tmp_path), str(executed)],
@@ -167,7 +169,6 @@ def test_an_export_to_markdown_shows_the_fallback_as_text(executed, tmp_path):
     assert "print('<b>a graph break</b>')" in text and COMMAND in text
 
 
-@pytest.mark.timeout(300)
 def test_nbval_validates_a_lesson_stored_before_the_fallback(executed, tmp_path):
     """A stored viewer output without the fallback HTML still matches a fresh run; a changed
     text/plain still fails: only the fallback is left out of the comparison."""
@@ -263,7 +264,6 @@ def _open_and_run(page, server) -> None:
 
 
 @pytest.mark.browser
-@pytest.mark.timeout(300)
 def test_jupyter_notebook_7_renders_the_viewer_and_it_steps(notebook_folder, page, tmp_path):
     with lab_server.running_notebook(notebook_folder, tmp_path / "state") as server:
         _open_and_run(page, server)
@@ -284,7 +284,6 @@ def test_jupyter_notebook_7_renders_the_viewer_and_it_steps(notebook_folder, pag
 
 
 @pytest.mark.browser
-@pytest.mark.timeout(300)
 def test_jupyterlab_draws_the_widget_view_not_the_fallback(notebook_folder, page, tmp_path):
     with lab_server.running(notebook_folder, tmp_path / "state") as lab:
         page.goto(lab.url("lab/tree/viewer.ipynb"))
@@ -298,7 +297,6 @@ def test_jupyterlab_draws_the_widget_view_not_the_fallback(notebook_folder, page
 
 
 @pytest.mark.browser
-@pytest.mark.timeout(300)
 def test_marimo_renders_the_viewer_through_mo_ui_anywidget_and_it_steps(page, tmp_path):
     with lab_server.running_marimo(MARIMO_APP, tmp_path / "state") as server:
         page.goto(server.base)
@@ -312,7 +310,6 @@ def test_marimo_renders_the_viewer_through_mo_ui_anywidget_and_it_steps(page, tm
 
 
 @pytest.mark.browser
-@pytest.mark.timeout(300)
 def test_without_the_widget_front_end_notebook_7_shows_the_fallback_as_text(notebook_folder, page,
                                                                             tmp_path):
     with lab_server.running_notebook(notebook_folder, tmp_path / "state",
