@@ -2,23 +2,36 @@
 
 Under `torchrun` every rank is a process with its own Dynamo: each compiles what it
 runs, and ranks that run other code (a branch on the rank, a batch of another size)
-compile other graphs, guards or recompiles, which is how a job hangs in a collective or
-runs slower on one rank. `dynamo-lab record` run by `torchrun` writes one recording per
-rank (`launch_rank`, `rank_path`: `trace.json` becomes `trace.rank0.json`, ...), and
+compile other graphs, guards or recompiles, and can then run other collectives or wait
+on each other. `dynamo-lab record` run by `torchrun` writes one recording per rank
+(`launch_rank`, `rank_path`: `trace.json` becomes `trace.rank0.json`, ...), and
 `compare_ranks` sets them side by side: each function compiled on one rank only, or a
 different number of times; for the compiles of a function both made, in order, the
 first step where the two traces went different ways (aligned by code object and offset,
 `capture.compare.compare_compiles`), the first instruction only one rank ran (a branch
 taken differently: the jump, its line and where each rank went), the input dimensions
-that differ, and the guards, graph nodes, outcomes and DDP bucket splits that differ.
-`str()` of the `RankComparison` says it in sentences::
+that differ, and the guards, graph nodes, outcomes, recompiles and DDP bucket splits that
+differ. `str()` of the `RankComparison` says it in sentences (tests/data/ranks/rank_branch.py)::
 
-    ranks 0 and 1: rank 0 compiled 2 function(s), 2 graph(s); rank 1 the same
-    branchy (prog.py:20), [0/0] on both ranks: the traces differ
-      first divergence at line 22, step 6 CALL 0: rank 0 left ConstantVariable int 0, rank 1 ...
-      a branch taken differently at line 22 (if dist.get_rank() == 1:), step 9 POP_JUMP...:
-        rank 0 went on at line 24 (LOAD_FAST y), rank 1 at line 23 (LOAD_FAST y)
-      graph: 1 node(s) only on rank 1: mul = call_function[operator.mul] f32[4]
+    ranks 0 and 1: rank 0 made 2 compile(s) of 2 function(s), 2 graph(s), ...; rank 1 made 3 ...
+    branchy (rank_branch.py:22):
+      [0/0] on both ranks:
+        the traces first differ at line 24 (if dist.get_rank() == 1:), step 9 CALL 0: it left a
+        different value
+          rank 0 left ConstantVariable 0; rank 1 left ConstantVariable 1
+        a branch taken differently at line 24 (if dist.get_rank() == 1:), step 12
+        POP_JUMP_FORWARD_IF_FALSE: after it rank 0 went on at line 26 (LOAD_FAST y), rank 1 at
+        line 25 (LOAD_FAST y)
+        graph: 1 node(s) only on rank 1: y_1 = call_function[operator.mul] f32[4]
+    sized (rank_branch.py:29):
+      compiled 1 time(s) on rank 0 (1/0) and 2 on rank 1 (1/0, 1/1)
+      rank 1's [1/1] replaces its [1/0]; guards that failed on the call (1): ...
+      [1/0] on both ranks:
+        input dimension L['x'].size()[0] is 4 on rank 0 and 6 on rank 1
+
+`merged` and `rank_pairs` make one page of several ranks (`dynamo-lab html` of several
+recordings): each compile marked with its rank, compared with the same function's
+compiles on the other ranks.
 """
 
 from __future__ import annotations
@@ -511,11 +524,3 @@ def rank_pairs(recording: Recording) -> list[tuple[int, int, Comparison]]:
         same = a.rank == b.rank and a.generation == b.generation
         out.append((x, y, compare_compiles(a, b, memo=memo, same_process=same)))
     return out
-
-
-def ranks_texts(recordings: list[Recording], ranks: list[int]) -> str:
-    """Every rank beside the first, one comparison each, as text."""
-    parts = [ranks_text(compare_ranks(recordings[0], r, (ranks[0], k)))
-             for r, k in zip(recordings[1:], ranks[1:])]
-    return visible("\n\n".join(parts))
-
