@@ -1280,9 +1280,8 @@ export function divergenceTarget(rec, comparisons, k, other) {
   return { compile: to, step, note: `The first divergence: ${dv.instruction} on line ${dv.lineno} (${dv.why}).` };
 }
 
-/** What the compare view says where no guard of `a` is listed as failing for `b`: {text,
- * reasons}. A compile read from a TORCH_TRACE log keeps Dynamo's own reason (its first
- * failure only) instead of every failed guard: those are the `reasons`. */
+/** What compare says where no guard of `a` is listed as failing for `b`: {text, reasons}, the
+ * `reasons` Dynamo's own (its first failure only) where a TORCH_TRACE log kept no more. */
 export function noFailedGuards(a, b) {
   const ia = compileId(a), ib = compileId(b);
   const replaces = b.replaces === a.compile_id && sameGeneration(a, b);
@@ -1292,8 +1291,7 @@ export function noFailedGuards(a, b) {
     `None recorded: ${ib} ${b.replaces ? `was compiled instead of [${b.replaces}]` : "is not a recompile"}.` };
 }
 
-/** Why no first divergence can be found for `a` beside `b`: a sentence where either was
- * kept without steps (a TORCH_TRACE log, outside record(only=...)), else null. */
+/** Why no first divergence is found for `a` beside `b` (either kept without steps), or null. */
 export function steplessNote(a, b) {
   const stepless = [a, b].filter((c) => !c.steps.length).map((c) => `[${c.compile_id}]`);
   if (!stepless.length) return null;
