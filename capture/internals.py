@@ -1244,9 +1244,12 @@ def ddp_optimizer(output: Any) -> Any:
     Relies on: `convert_frame` (`get_optimize_ddp_mode() == "ddp_optimizer"` and an active
     DDP module) making one `DDPOptimizer` per frame compile and handing its bound
     `compile_fn` to Dynamo as the backend, which `OutputGraph.compiler_fn` holds."""
-    from torch._dynamo.backends.distributed import DDPOptimizer
-    owner = getattr(output.compiler_fn, "__self__", None)
-    return owner if isinstance(owner, DDPOptimizer) else None
+    # told by its class's name and module, so that a compile without DDP imports nothing
+    owner = getattr(getattr(output, "compiler_fn", None), "__self__", None)
+    cls = type(owner)
+    if cls.__name__ == "DDPOptimizer" and cls.__module__ == "torch._dynamo.backends.distributed":
+        return owner
+    return None
 
 
 def ddp_caps(optimizer: Any) -> tuple[int, int]:
