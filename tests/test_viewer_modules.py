@@ -11,8 +11,9 @@ Then the recording is written as the standalone page and opened in Debian's Chro
 file://. With "by module" pressed, at the step that made the first node of the third block's
 attention, the groups are named by module path, the groups around that module are open and
 no other, a closed group says how many nodes it holds, a head opens and closes its group by
-click and by keyboard (↓ in the pane, Enter), and pointing at a local in the stack pane opens
-the group of the node it holds and brings its row into view. At 1000×800, light and dark,
+click and by keyboard (↓ in the pane, Enter), pointing at a local in the stack pane opens
+the group of the node it holds and brings its row into view, and a search result's link to a
+node opens its module at the step that made it. At 1000×800, light and dark,
 the bytecode pane shows at least eight rows with its current row in view, the graph pane
 keeps room for a node and its neighbours and the other panes four rows, and in predict mode
 (whose box takes two of the bytecode's rows) the instruction asked about stays in view;
@@ -44,16 +45,11 @@ def innermost(stack) -> str | None:
     return list(stack.values())[-1][0] if stack else None
 
 
-def chain(path: str) -> list[str]:
-    """The module paths of a GPT-2 node's groups, outermost first (transformer, its block, ...)."""
-    parts = path[len(ROOT):].split(".")
-    out, at = [], []
-    for part in parts:
-        at.append(part)
-        # `h` alone (a ModuleList) makes no node of its own, so no group: `h.2` is one step
-        if part != "h":
-            out.append(ROOT + ".".join(at))
-    return out
+def chain(path: str, modules: set) -> list[str]:
+    """The groups a node made in module `path` sits in, outermost first: each module whose path
+    its own extends at a dot, among the modules that made nodes (`transformer.h` makes none)."""
+    parts = path.split(".")
+    return [p for p in (".".join(parts[:n]) for n in range(2, len(parts) + 1)) if p in modules]
 
 
 @pytest.fixture(scope="module")
@@ -173,7 +169,9 @@ def test_the_graph_by_module_opens_the_step_s_module_and_counts_the_others(
         by_module(page, root)
         shown = heads(root)
         opened = {p for p, x in shown.items() if x["open"] == "true"}
-        assert opened == set(chain(ATTN)), opened
+        modules = {n.module for n in c.nodes if n.module}
+        assert chain(ATTN, modules) == [f"{ROOT}transformer", f"{ROOT}transformer.h.2", ATTN]
+        assert opened == set(chain(ATTN, modules)), opened
         for path, x in shown.items():
             assert x["name"] == path[len(ROOT):], x   # named by the module's path
         # a closed group: one line that counts its nodes (all made by now, in the first block)
@@ -219,6 +217,21 @@ def test_the_graph_by_module_opens_the_step_s_module_and_counts_the_others(
         assert heads(root)[c.nodes[node].module]["open"] == "true"
         row = root.evaluate(ROW_JS, node)
         assert row and row["inView"] and "dl-peer" in row["cls"].split(), row
+        # a link: a search result for a node of the first block's MLP goes to the step that made
+        # it, whose module is then open, the node's row followed (`dl-flash`) and in view
+        mlp = f"{block}.mlp.c_fc"
+        j = next(j for j, n in enumerate(c.nodes) if n.module == mlp and n.op == "call_function")
+        root.focus()
+        page.keyboard.press("/")
+        page.keyboard.type(c.nodes[j].name)
+        root.locator(f'.dl-search-results [data-node="{j}"]').first.click()
+        page.wait_for_function("([r, s]) => r.querySelector('.dl-caption .dl-stepno').textContent.startsWith(`step ${s} `)",
+                               arg=[root.element_handle(), c.nodes[j].step], timeout=5_000)
+        settle(page)
+        now = heads(root)
+        assert set(chain(mlp, modules)) == {p for p, x in now.items() if x["open"] == "true"} - {second}, now
+        row = root.evaluate(ROW_JS, j)
+        assert row and row["inView"] and "dl-flash" in row["cls"].split(), row
         page.screenshot(path=str(tmp_path / "modules-1400.png"))
         assert errors == [], errors
     finally:

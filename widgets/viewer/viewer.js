@@ -3880,7 +3880,7 @@ export function modulesView(tip) {
     const at = flashed != null ? flashed : fresh.length ? fresh[fresh.length - 1] :
       shown ? nodeOrder(c).order[shown - 1] : null;
     const now = at != null ? c.nodes[at].module || null : current;
-    if (now !== current) { current = now; closed = new Set(); }
+    if (now !== current) { current = now; closed = new Set(); peek = []; }   // what a link opened closes too
     target = flashed != null ? [flashed] : fresh;
     draw(i, shown, fresh, flashed);
   }
