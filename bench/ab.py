@@ -120,10 +120,13 @@ def against(opts: argparse.Namespace) -> None:
                                                   submodule_search_locations=None)
     old = importlib.util.module_from_spec(spec)
     old.__package__ = "capture"
+    sys.modules[spec.name] = old
     spec.loader.exec_module(old)
+    # classes whose instances are made outside the module (a slotted class is made by
+    # each version's own code, from its own module, and is left alone)
     shared = [name for name, v in vars(new).items()
               if isinstance(v, type) and v.__module__ == new.__name__
-              and isinstance(getattr(old, name, None), type)]
+              and "__slots__" not in vars(v) and isinstance(getattr(old, name, None), type)]
     versions = {"new": {n: _methods(getattr(new, n)) for n in shared},
                 "old": {n: _methods(getattr(old, n)) for n in shared}}
 

@@ -15,6 +15,7 @@ are kept per code and offset.
 from __future__ import annotations
 
 import weakref
+from operator import is_
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -52,8 +53,8 @@ class TranslatorInfo:
 class LocalsReading:
     """A translator's symbolic locals as the last step read them (see `_locals`)."""
 
-    key: tuple                  # (the names, the ids of their trackers)
-    held: tuple                 # those trackers, so that their ids stay theirs
+    names: tuple                # the names
+    held: tuple                 # their trackers (compared by identity)
     pairs: tuple[tuple[str, int], ...]  # what the step stored: (name, index), shared while unchanged
     changing: tuple[int, ...]   # positions whose reading can still change
     ids: tuple[int, ...]        # the readings' indices, by position
@@ -168,9 +169,10 @@ class AttemptRecorder:
         """
         raw = internals.symbolic_locals(tx)
         values = tuple(raw.values())
-        key = (tuple(raw), tuple(map(id, values)))
+        names = tuple(raw)
         last = self.last_locals.get(id(tx))
-        if last is not None and last.key == key:
+        # the same names (hence as many) bound to the very same trackers
+        if last is not None and last.names == names and all(map(is_, values, last.held)):
             out, changing = last.pairs, last.changing
             if not changing:
                 return out
@@ -182,13 +184,14 @@ class AttemptRecorder:
                 return out
         ids = self.reader.indices(values)
         changing = self.reader.may_change(values)
-        out = tuple(zip(map(self._local_name, key[0]), ids))
+        out = tuple(zip(map(self._local_name, names), ids))
         if last is None:
-            self.last_locals[id(tx)] = LocalsReading(key, values, out, changing, ids)
+            self.last_locals[id(tx)] = LocalsReading(names, values, out, changing, ids)
         else:
             if last.pairs == out:
                 out = last.pairs  # share the unchanged tuple between steps
-            last.key, last.held, last.pairs, last.changing, last.ids = key, values, out, changing, ids
+            last.names, last.held, last.pairs, last.changing, last.ids = \
+                names, values, out, changing, ids
         return out
 
     def _local_name(self, name: str) -> str:
