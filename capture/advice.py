@@ -129,7 +129,7 @@ def guard_advice(cause: dict[str, Any]) -> str | None:
     """The fix for one cause of recompiles (see `capture.explain`'s cause)."""
     name, kind, values = cause["name"], cause["mechanism"], cause["values"]
     where = ""
-    if kind in ("size", "size_0_1", "size_specialized") and not reachable(cause):
+    if kind in ("size", "size_0_1", "size_specialized", "size_as_int") and not reachable(cause):
         # `args[0]` of a wrapper Dynamo made, `kwargs['cache'].layers[0].keys`, a resume
         # function's argument: not a name the user wrote; the mark goes on the tensor where
         # their code makes it
@@ -158,6 +158,16 @@ def guard_advice(cause: dict[str, Any]) -> str | None:
                 f"mark_dynamic it: a marked size the code specializes fails the compile "
                 f"(ConstraintViolationError). To spare the static first compile, call "
                 f"{marks} before the first call{where}")
+    if kind == "size_as_int":
+        shape = cause.get("shape") or {}
+        asked = next((g for g in shape.get("guards", ()) if g.get("lineno")), None)
+        line = f"line {asked['lineno']}" if asked else "the code"
+        return (f"not expected to stop: {line} uses the size as a plain Python int (a loop "
+                f"count, an index, int()), so every new size is specialized and compiles again, "
+                f"up to the recompile limit. No mark keeps it dynamic (mark_dynamic fails the "
+                f"compile with ConstraintViolationError; maybe_mark_dynamic still specializes): "
+                f"keep the size symbolic on that line, e.g. a tensor operation over the "
+                f"dimension instead of a Python loop over range(size)")
     if kind == "size_branch":
         return ("expected: the code compares this size (see the line), so each side of the "
                 "comparison gets a compile of its own, and sizes on a side already compiled "

@@ -365,7 +365,10 @@ def _causes(recording: Recording, user_code: tuple[str, ...]) -> list[dict[str, 
                                               cause["values"])
         if cause["mechanism"] == "size" and (cause["shape"] or {}).get("specialized_to") \
                 is not None:
-            cause["mechanism"] = "size_specialized"   # the code's own comparison with a constant
+            asked = [g["why"] for g in cause["shape"].get("guards", ()) if g.get("lineno")]
+            # the code used the size as a plain int (range, an index): every size specializes;
+            # else the code's own comparison with a constant
+            cause["mechanism"] = "size_as_int" if shapes.AS_INT in asked else "size_specialized"
         cause["expected"] = cause["mechanism"] in advice.BOUNDED
         # a value Dynamo carried across a graph break (the stack at the break): the
         # resume function's input, not a name the user wrote

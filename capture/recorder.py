@@ -325,7 +325,8 @@ class Recorder:
             if a.shapes is not None:
                 if a.shapes.dims is None and a.output is not None:
                     a.shapes.contexts(a.output)   # a compile that failed keeps them
-                a.compile.shapes = a.shapes.finish()
+                steps = a.compile.steps
+                a.compile.shapes = a.shapes.finish(lambda i, steps=steps: steps[i].opname)
         # Guards can still be installed after the last instruction (while the
         # graph is compiled): they belong to no step.
         last.new_guards(None)

@@ -154,8 +154,20 @@ def user_line(user: str | None) -> tuple[int | None, str | None]:
     return (int(m.group(1)), m.group(2)) if m else (None, None)
 
 
-def why(framework: str) -> str:
+# Dynamo asks a size for its value (`SymNodeVariable.evaluate_expr`) at a jump, to take a
+# branch, and wherever it needs a plain number: `range(n)`, an index, `int(n)`, a dict key.
+# The instruction that asked tells the two apart.
+AS_INT = "the size used as a plain int (a loop count, an index, int())"
+_CONDITION_OPS = ("JUMP", "TO_BOOL", "COMPARE_OP", "CONTAINS_OP", "IS_OP", "UNARY_NOT")
+
+
+def why(framework: str, opname: str | None = None) -> str:
+    """What asked a question of a size, in words: from the framework line that asked and,
+    for Dynamo's own `evaluate_expr`, the instruction of the step that asked it."""
     fn = framework.rsplit(" in ", 1)[-1]
+    if fn == "evaluate_expr" and "_dynamo/" in framework and opname \
+            and not any(op in opname for op in _CONDITION_OPS):
+        return AS_INT
     for word, words in _FRAMEWORK_WORDS:
         if fn == word or fn.startswith(word):
             return words

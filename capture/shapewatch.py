@@ -56,8 +56,9 @@ class ShapeWatch:
             self.dims = dims
             self.assume_static = internals.assumes_static()
 
-    def finish(self) -> Shapes:
-        """The record, from the shape environment as the compile left it."""
+    def finish(self, opname_at: Any = None) -> Shapes:
+        """The record, from the shape environment as the compile left it; `opname_at(i)`
+        is the instruction of step i (what asked each guard's question)."""
         self.note(None, None)
         env = self.env
         # a marked-unbacked size has no source in the shape environment: its dimension names it
@@ -84,7 +85,9 @@ class ShapeWatch:
             lineno, function = user_line(f.user)
             guards.append(SymGuard(f.expr, None if f.user is None else _bounded(f.user),
                                    lineno, function, f.framework,
-                                   why(f.framework), f.size_oblivious, step, node))
+                                   why(f.framework, None if step is None or opname_at is None
+                                       else opname_at(step)),
+                                   f.size_oblivious, step, node))
         shapes = Shapes(symbols, guards, [], self.assume_static)
         by_name = {s.name: s for s in symbols}
         for source, dims in self.dims or ():

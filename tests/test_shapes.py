@@ -420,3 +420,54 @@ def test_a_size_the_code_compares_with_a_constant_is_specialized_and_said():
         except Exception as e:  # noqa: BLE001 - the error is what is checked
             counts[mark] = type(e).__name__
     assert counts == {"maybe_mark_dynamic": 2, "mark_dynamic": "ConstraintViolationError"}
+
+
+LOOP_PROGRAM = """
+def g(x):
+    total = x[0] * 0
+    for i in range(x.shape[0]):
+        total = total + x[i]
+    return total
+
+def g_vectorized(x):
+    return x.sum(0)
+"""
+
+
+def test_a_size_used_as_a_plain_int_specializes_every_size_and_no_mark_helps():
+    """`range(x.shape[0])` needs a plain int: each new size compiles again. explain says so
+    (not the comparison's "other sizes share a dynamic one"), and each claim of its advice
+    is measured: mark_dynamic fails the compile, maybe_mark_dynamic still compiles once per
+    size, and a tensor operation over the dimension shares one dynamic compile."""
+    ns = {"torch": torch}
+    exec(compile(LOOP_PROGRAM, "<loop>", "exec"), ns)
+    sizes = (4, 6, 8, 6, 10)
+    torch._dynamo.reset()
+    c = torch.compile(ns["g"], backend="eager")
+    with capture.record() as rec:
+        for n in sizes:
+            c(torch.randn(n, 3))
+    assert len(rec.compiles) == 4   # one per distinct size
+    guard = rec.compiles[1].shapes.guards[0]
+    assert guard.expr.startswith("Eq(") and guard.lineno == 4
+    assert guard.why.startswith("the size used as a plain int")
+    assert rec.compiles[1].steps[guard.step].opname == "CALL"   # range(...), not a jump
+    [cause] = explanation(rec)["causes"]
+    assert cause["mechanism"] == "size_as_int" and not cause["expected"]
+    assert "share a dynamic one" not in cause["advice"][0]
+    assert "line 4 uses the size as a plain Python int" in cause["advice"][0]
+    counts = {}
+    for mark in ("maybe_mark_dynamic", "mark_dynamic", None):
+        torch._dynamo.reset()
+        fn = torch.compile(ns["g"] if mark else ns["g_vectorized"], backend="eager")
+        try:
+            with capture.record() as fixed:
+                for n in sizes:
+                    x = torch.randn(n, 3)
+                    if mark:
+                        getattr(torch._dynamo, mark)(x, 0)
+                    fn(x)
+            counts[mark] = len(fixed.compiles)
+        except Exception as e:  # noqa: BLE001 - the error is what is checked
+            counts[mark] = type(e).__name__
+    assert counts == {"maybe_mark_dynamic": 4, "mark_dynamic": "ConstraintViolationError", None: 2}
