@@ -88,7 +88,7 @@ class Opened:
         return self.page.locator(".dl-viewer").nth(k)
 
     def step(self, k: int = 0) -> tuple[int, int]:
-        label = self.root(k).locator(".dl-position .dl-stepno, .dl-stepno").first.text_content()
+        label = self.root(k).locator(".dl-caption .dl-stepno").first.text_content()
         m = STEP.search(label)
         assert m, label
         return int(m[1]), int(m[2])

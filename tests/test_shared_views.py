@@ -60,5 +60,5 @@ def test_a_step_in_one_view_is_shown_in_the_other(lab_page):
     first.locator("button.dl-forward").click()
     first.locator("button.dl-forward").click()
     lab_page.wait_for_function(
-        "el => /^step 2 \\//.test(el.querySelector('.dl-position').textContent)",
+        "el => /^step 2 \\//.test(el.querySelector('.dl-caption .dl-stepno').textContent)",
         arg=second.element_handle(), timeout=10_000)

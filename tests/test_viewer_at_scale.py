@@ -123,3 +123,28 @@ def test_each_step_brings_what_it_added_into_view_and_nothing_moves(browser, mod
         page.screenshot(path=str(model_page.with_name(f"model-{size[0]}.png")))
     finally:
         context.close()
+
+
+def test_the_overview_shows_only_once_a_node_is_drawn(browser, model_page):
+    """The graph's corner overview frames the pane's part of a drawing larger than the pane:
+    at step 0, with no node drawn, there is nothing to frame and no empty box; at the last
+    step of the biggest compile the drawing is larger than the pane and the overview shows."""
+    context = browser.new_context(viewport={"width": 1000, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto(model_page.resolve().as_uri())
+        page.wait_for_selector(".dl-viewer[data-ready='1']", timeout=30_000)
+        root = page.locator(".dl-viewer").first
+        viewer = "r.parentElement.dynamoLab.viewer"
+        k = root.evaluate(f"""r => {{ const cs = {viewer}.rec.compiles;
+            return cs.reduce((b, c, j) => c.nodes.length > cs[b].nodes.length ? j : b, 0); }}""")
+        look = """r => { const o = r.querySelector('.dl-overview-box');
+            return { hidden: !o || o.hidden, drawn: r.querySelectorAll('.dl-drawing .dl-node, .dl-drawing g.node').length }; }"""
+        root.evaluate(f"r => {viewer}.go({k}, 0)")
+        page.wait_for_timeout(300)
+        assert root.evaluate(look)["hidden"], "an empty overview box at step 0"
+        root.evaluate(f"r => {viewer}.go({k}, {viewer}.rec.compiles[{k}].steps.length - 1)")
+        page.wait_for_timeout(500)
+        assert not root.evaluate(look)["hidden"], "no overview of a graph larger than its pane"
+    finally:
+        context.close()

@@ -4,7 +4,7 @@
 // Viewer listens on its root and turns a click, a key, a choice of compile, a move of the
 // slider or a typed step into a step.
 
-import { compileTitle, lastStep, nextGuard, nextNode, breakStep, stepLabel } from "./recording.js";
+import { lastStep, nextGuard, nextNode, breakStep } from "./recording.js";
 import { h } from "./dom.js";
 import { stepSpoken } from "./help.js";
 import { compileMenu } from "./compile-menu.js";
@@ -126,7 +126,6 @@ export function controls(rec, titles, compareMode) {
   const selector = menu.selector;
   if (!selector.hasAttribute("aria-label")) selector.setAttribute("aria-label", "compile shown");
   const slider = h("input", { class: "dl-slider", type: "range", min: 0, max: 0, value: 0, title: "step", "aria-label": "step" });
-  const position = h("span", { class: "dl-position dl-stepno" });
   const goto = h("input", { class: "dl-goto", type: "text", inputmode: "numeric", size: 7, placeholder: "go to step",
     title: "go to a step: type its number, then Enter (J)", "aria-label": "go to step" });
   const strip = timeline();
@@ -136,7 +135,7 @@ export function controls(rec, titles, compareMode) {
   const speed = h("select", { class: "dl-speed", title: "how fast play steps", "aria-label": "play speed" },
     [1, 2, 4, 8, 16].map((x) => h("option", { value: x }, `${x}×`)));
   const steps = h("div", { class: "dl-controls" }, b.first, b.back, b.play, speed, b.forward, b.last,
-    h("div", { class: "dl-track" }, slider, strip.el), position, goto);
+    h("div", { class: "dl-track" }, slider, strip.el), goto);   // the step's number: the caption
   const jumps = h("div", { class: "dl-jumps" }, b.line, b.node, b.guard, b.break, b.over, b.out, b.return, b.predict, b.fit, b.keys, keys);
   keys.addEventListener("keydown", (e) => {
     if (e.key === "Escape") { e.stopPropagation(); act("keys"); }
@@ -184,7 +183,6 @@ export function controls(rec, titles, compareMode) {
     if (!c) return;
     slider.value = String(i);
     slider.setAttribute("aria-valuetext", stepSpoken(c, i));
-    position.textContent = stepLabel(c, i);
     strip.paint(view);
     const atEnd = i >= lastStep(c);
     b.first.disabled = b.back.disabled = i <= 0;
@@ -203,7 +201,6 @@ export function controls(rec, titles, compareMode) {
     for (const el of [...Object.values(buttons), selector, slider, speed, goto]) el.disabled = true;
     b.keys.disabled = false;
     strip.el.hidden = true;
-    position.textContent = stepLabel(null, 0);
     menu.disable();
   }
 

@@ -188,11 +188,11 @@ export function zoomable(box) {
   box.addEventListener("pointerup", endDrag);
   box.addEventListener("pointercancel", endDrag);
 
-  /** Shown while the drawing is larger than the pane: the revealed nodes as dots (drawn
-   * as they appear), the pane's part of the drawing as a frame. */
+  /** Shown while the drawing is larger than the pane and a node is drawn: the revealed
+   * nodes as dots (drawn as they appear), the pane's part of the drawing as a frame. */
   function paintOverview() {
     const w = box.clientWidth, hgt = box.clientHeight;
-    const big = d.width * cam.s > w + 1 || d.height * cam.s > hgt + 1;
+    const big = d.shown > 0 && (d.width * cam.s > w + 1 || d.height * cam.s > hgt + 1);
     if (overview.hidden === big) overview.hidden = !big;
     if (!big) return;
     const m = MINIMAP / Math.max(d.width, d.height, 1);
