@@ -53,7 +53,7 @@ POSITIONS = 20
 PROBE_JS = """root => {
     const probe = root.__dlBench = {clicks: []};
     root.addEventListener('click', e => {
-        const target = e.target.closest('button, .dl-position');
+        const target = e.target.closest('button, .dl-caption .dl-stepno');
         if (!target) return;
         const t0 = e.timeStamp;   // when the browser took the click in
         const reached = performance.now() - t0;   // after JupyterLab's capturing handlers
@@ -202,7 +202,7 @@ def in_browser(name: str, recording: capture.Recording, lab, browser, folder: Pa
                 timed(jump, "jump")
             # The step label does nothing when clicked: JupyterLab's and the browser's share
             # of any click, the frame included.
-            timed(root.locator(".dl-position"), "baseline")
+            timed(root.locator(".dl-caption .dl-stepno"), "baseline")
             # The same steps and jumps from the keyboard: no pointer moves, no hover styles.
             for key in ("ArrowRight", "ArrowLeft", "n", "g", "l"):
                 root.evaluate(SLIDE_JS, i)
