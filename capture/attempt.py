@@ -229,7 +229,7 @@ class AttemptRecorder:
             self.inst_info.append({})
         return index
 
-    def _tx_info(self, tx: Any) -> tuple:
+    def _tx_info(self, tx: Any) -> TranslatorInfo:
         """Where a translator is: its code, inlining depth and callers. The translator is
         held weakly: an inlined call's translator, and all it holds, is freed as usual
         when the call returns."""
