@@ -160,3 +160,33 @@ def test_compare_aligns_a_model_s_recompile_and_d_goes_to_the_first_divergence(
         assert errors == [], errors
     finally:
         context.close()
+
+
+@pytest.mark.browser
+def test_at_1000x800_the_note_of_d_s_jump_is_read_whole(browser, page_path, recording, recompile):
+    """In a narrow window the step's line wraps; the note saying where D landed ("The first
+    divergence: ...") is still shown whole, not hidden below the caption's edge."""
+    context = browser.new_context(viewport={"width": 1000, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto(page_path.resolve().as_uri())
+        page.wait_for_selector(".dl-viewer[data-ready='1']", timeout=60_000)
+        root = page.locator(".dl-viewer").first
+        root.focus()
+        page.keyboard.press("c")
+        root.locator(".dl-cmp").wait_for(state="visible", timeout=5_000)
+        page.keyboard.press("d")
+        note = root.locator(".dl-caption-bar > .dl-note")
+        note.wait_for(state="visible", timeout=5_000)
+        assert "first divergence" in note.text_content()
+        bar = root.locator(".dl-caption-bar")
+        assert bar.evaluate("b => b.scrollHeight <= b.clientHeight + 1"), "the caption hides part of itself"
+        box, inner = bar.bounding_box(), note.bounding_box()
+        assert box["y"] - 1 <= inner["y"] and inner["y"] + inner["height"] <= box["y"] + box["height"] + 1
+        page.keyboard.press("ArrowRight")   # the next step has no note: the caption takes its room back
+        page.wait_for_timeout(100)
+        assert note.count() == 0
+        em = bar.evaluate("b => parseFloat(getComputedStyle(b).fontSize)")
+        assert abs(bar.bounding_box()["height"] - 4.4 * em) < 2, bar.bounding_box()
+    finally:
+        context.close()
