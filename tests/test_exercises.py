@@ -4,6 +4,7 @@ with a real recording."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -357,6 +358,17 @@ def test_number_answers_against_a_real_counter(broken):
     for spelling in (2, 2.0, "2", " two "):
         assert ex.grade(spelling).ok
     assert "a number" in ex.grade(True).message
+
+
+def test_a_malformed_number_is_told_the_form_and_no_number():
+    """The message for an answer that is not a number names no number: a fixed example
+    ("e.g. 2") was the answer to three of the course's questions."""
+    for expected in (0, 2, 3, 17):
+        ex = predict_number("q", "How many?", expected)
+        for garbage in ("zzz", None, [2], True):
+            message = ex.grade(garbage).message
+            assert "a number" in message
+            assert not re.search(r"\d", message.split("; got")[0]), message
 
 
 def test_a_number_gets_a_direction_only_after_a_first_wrong_try():

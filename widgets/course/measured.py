@@ -39,7 +39,7 @@ def predict_number(name: str, question: str, expected: float, *, hint: str = "",
     def check(ans: Any) -> tuple[bool, str]:
         value = as_number(ans)
         if value is None:
-            return False, f"answer with a number, e.g. 2; got {short(ans)}"
+            return False, f"answer with a number, in digits or in words; got {short(ans)}"
         if abs(value - expected) <= tolerance:
             return True, explanation
         if _count_wrong(key) == 1:
