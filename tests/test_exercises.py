@@ -371,6 +371,16 @@ def test_a_malformed_number_is_told_the_form_and_no_number():
             assert not re.search(r"\d", message.split("; got")[0]), message
 
 
+def test_a_malformed_set_is_told_the_form_and_no_choice():
+    """Nor does a set question's message for a malformed answer name any choice."""
+    for expected in (["a", "b"], ["b", "d"], ["TensorVariable", "NullVariable"]):
+        ex = predict_set("q", "Which?", expected)
+        for garbage in (42, None, [1, 2]):
+            message = ex.grade(garbage).message.split("; got")[0]
+            assert "answer with" in message
+            assert not re.search(r"'[a-z]'|TensorVariable", message), message
+
+
 def test_a_number_gets_a_direction_only_after_a_first_wrong_try():
     ex = predict_number("q", "How many graphs?", 2)
     first = ex.grade(3).message

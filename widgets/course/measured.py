@@ -80,7 +80,9 @@ def predict_set(name: str, question: str, expected: Iterable[str], *, hint: str 
         else:
             items = as_list(ans) if not isinstance(ans, (set, frozenset)) else list(ans)
         if items is None or not all(isinstance(i, str) for i in items):
-            return False, f"answer with a list of names, e.g. ['a', 'b']; got {short(ans)}"
+            form = ("the letters of your choices, as a list or a string of letters" if letters
+                    else "a list of names")
+            return False, f"answer with {form}; got {short(ans)}"
         got = {normalize(i): i for i in items}
         extra = [got[k] for k in got if k not in want]
         missing = [k for k in want if k not in got]
